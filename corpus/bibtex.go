@@ -1,0 +1,1134 @@
+package corpus
+
+// BibTeX input.
+//
+// The reader accepts BibTeX as real files are written: entries
+// @type{key, field = value, …} and @type(key, …) with case-insensitive type
+// and field names and any whitespace (including TABs and line breaks)
+// between tokens; values in {braces} (nested to any depth), "quotes"
+// (braces inside allowed), bare numbers, @string macro names and the
+// month macros jan … dec, joined with #; @string, @preamble and @comment
+// (both @comment{…} and @comment to the end of the line). Text outside
+// entries is a comment. Values are converted from LaTeX and HTML to plain
+// Unicode text (LaTeXToUnicode). A bad entry is reported as a *ParseError
+// and reading resumes at the next line that starts with "@".
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Sentinel errors that the readers wrap in ParseError.Err (test with
+// errors.Is).
+var (
+	// ErrSyntax means a record is malformed: an unterminated entry, value
+	// or quoted string, a missing citation key, a field without "=",
+	// invalid JSON, …
+	ErrSyntax = errors.New("syntax error")
+	// ErrUndefinedMacro means a BibTeX value names an @string macro that
+	// was not defined earlier in the file; the entry is skipped.
+	ErrUndefinedMacro = errors.New("undefined @string macro")
+	// ErrNoTitle means a record has no title (or an empty one); a paper
+	// needs a title, so the record is skipped.
+	ErrNoTitle = errors.New("record has no title")
+	// ErrBadField means a CSL-JSON field has the wrong JSON type.
+	ErrBadField = errors.New("bad field")
+)
+
+// readCheckEvery is how many records a reader handles between two checks of
+// its context.
+const readCheckEvery = 1000
+
+// ReadBibTeX reads BibTeX from r, which it reads into memory at once, and
+// calls emit for each good entry and onErr for each bad one; name is the
+// file name used in records and errors.
+//
+// Each emitted Record has Paper.ID = PaperID(Paper), Key = the citation
+// key, File = name, Line = the 1-based line of the entry's "@", and Kind =
+// the entry type lower-cased ("inproceedings"). Entry types map to CSL
+// types: article → article-journal; inproceedings, conference →
+// paper-conference; book, proceedings → book; inbook, incollection →
+// chapter; phdthesis, mastersthesis, thesis → thesis; techreport, report →
+// report; dataset → dataset; software → software; misc with an arXiv id or
+// eprint → article; misc, online, electronic, www with a URL but no venue,
+// DOI or arXiv id → webpage; any other → article.
+//
+// Fields: title, author (see below), year (the first 4-digit number, so
+// "2020a" and "{2020}" give 2020; no number gives 0, the entry is kept;
+// biblatex date when there is no year), journal/journaltitle or booktitle
+// → Venue (journal first for articles, booktitle first otherwise), doi
+// (NormalizeDOI; else a DOI in url, e.g. https://doi.org/… or
+// https://dl.acm.org/doi/…), url, abstract, keywords (SplitKeywords),
+// arXiv id (eprint with archivePrefix or eprinttype arXiv or neither, the
+// arxiv or arxivid fields, an arxiv.org url, "arXiv:…" in journal, DBLP's
+// journal CoRR with volume abs/…), publisher (else school, institution,
+// organization), volume, number or issue → Issue, pages ("--" → "–").
+// Text fields (title, abstract, keywords, venue, publisher, names) go
+// through LaTeXToUnicode; HTML entities (&amp; &lt; &#8217; …) are decoded
+// in them too, and simple HTML tags (<i>, <sup>, <em>, <p>, <a href=…>, …)
+// are removed from title, abstract and keywords, since ACM Digital Library
+// exports carry them. Other fields are ignored; so is a repeated field (the
+// first one counts).
+//
+// Authors: author is split on "and" outside braces (any case); each name
+// is "Family, Given", "Family, Jr, Given" (Family becomes "Family, Jr") or
+// "Given von Family" (lower-case particles go into Family: "Ludwig van
+// Beethoven" → Family "van Beethoven"); a name wholly in braces
+// ({World Health Organization}) is a Literal; "others" is dropped. Editors
+// are ignored.
+//
+// Errors, reported as ParseError{File: name, Line: the entry's line} and
+// wrapping ErrSyntax, ErrUndefinedMacro or ErrNoTitle: an entry or a value
+// that is not terminated (at the end of the file, or where a line starting
+// with "@type{" begins the next entry), a missing citation key, a field
+// without "=", a missing "," between fields, an undefined @string macro
+// (the entry is skipped, not kept with the macro name), an entry without a
+// title. After an error, reading resumes at the next line starting with
+// "@", so every other entry is still read.
+//
+// An @string value may be at most 64 KiB and a "#"-concatenated field
+// value at most 4 MiB (ErrSyntax beyond), so that a small file cannot
+// build huge strings. Invalid UTF-8 is replaced by U+FFFD. emit's error stops reading and is
+// returned as is; read errors and a cancelled ctx (checked every 1000
+// entries) are returned wrapped.
+func ReadBibTeX(ctx context.Context, r io.Reader, name string, emit func(Record) error, onErr func(*ParseError)) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	return readBibTeX(ctx, data, name, emit, onErr)
+}
+
+func readBibTeX(ctx context.Context, data []byte, name string, emit func(Record) error, onErr func(*ParseError)) error {
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	if !utf8.Valid(data) {
+		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
+	}
+	p := bibParser{
+		ctx: ctx, data: data, name: name, emit: emit, onErr: onErr,
+		lnLine: 1, macros: map[string]string{},
+	}
+	return p.parse()
+}
+
+// Field slots of an entry that the reader uses.
+const (
+	fTitle = iota
+	fAuthor
+	fYear
+	fDate
+	fJournal
+	fJournalTitle
+	fBooktitle
+	fDOI
+	fURL
+	fAbstract
+	fKeywords
+	fEprint
+	fArchivePrefix
+	fEprintType
+	fArxiv
+	fArxivID
+	fPublisher
+	fSchool
+	fInstitution
+	fOrganization
+	fVolume
+	fNumber
+	fIssue
+	fPages
+	numFields
+)
+
+var bibFieldIndex = map[string]int{
+	"title": fTitle, "author": fAuthor, "year": fYear, "date": fDate,
+	"journal": fJournal, "journaltitle": fJournalTitle, "booktitle": fBooktitle,
+	"doi": fDOI, "url": fURL, "abstract": fAbstract, "keywords": fKeywords,
+	"eprint": fEprint, "archiveprefix": fArchivePrefix, "eprinttype": fEprintType,
+	"arxiv": fArxiv, "arxivid": fArxivID, "publisher": fPublisher, "school": fSchool,
+	"institution": fInstitution, "organization": fOrganization, "volume": fVolume,
+	"number": fNumber, "issue": fIssue, "pages": fPages,
+}
+
+// bibMonths are the predefined month macros.
+var bibMonths = map[string]string{
+	"jan": "January", "feb": "February", "mar": "March", "apr": "April",
+	"may": "May", "jun": "June", "jul": "July", "aug": "August",
+	"sep": "September", "oct": "October", "nov": "November", "dec": "December",
+}
+
+type bibEntry struct {
+	typ, key  string
+	line      int
+	f         [numFields]string
+	has       [numFields]bool
+	undefined string // first undefined macro used, if any
+	undefIn   string // the field it was used in
+}
+
+type bibParser struct {
+	ctx    context.Context
+	data   []byte
+	name   string
+	emit   func(Record) error
+	onErr  func(*ParseError)
+	pos    int
+	lnPos  int // lineAt cache: data[:lnPos] holds lnLine-1 newlines
+	lnLine int
+	macros map[string]string // lower-cased @string name → raw value
+	seen   int               // entries handled, for context checks
+	buf    []byte            // scratch for concatenated values
+	e      bibEntry
+}
+
+// lineAt returns the 1-based line of data[off]. Offsets are mostly asked
+// in increasing order, so it counts newlines from the previous answer.
+func (p *bibParser) lineAt(off int) int {
+	if off < p.lnPos {
+		p.lnPos, p.lnLine = 0, 1
+	}
+	p.lnLine += bytes.Count(p.data[p.lnPos:off], []byte{'\n'})
+	p.lnPos = off
+	return p.lnLine
+}
+
+func (p *bibParser) report(line int, err error) {
+	if p.onErr != nil {
+		p.onErr(&ParseError{File: p.name, Line: line, Err: err})
+	}
+}
+
+// tick counts one entry and checks the context every readCheckEvery entries.
+func (p *bibParser) tick() error {
+	p.seen++
+	if p.seen%readCheckEvery == 0 {
+		if err := p.ctx.Err(); err != nil {
+			return fmt.Errorf("read %s: %w", p.name, err)
+		}
+	}
+	return nil
+}
+
+func (p *bibParser) parse() error {
+	if err := p.ctx.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", p.name, err)
+	}
+	data := p.data
+	for p.pos < len(data) {
+		i := bytes.IndexByte(data[p.pos:], '@')
+		if i < 0 {
+			break
+		}
+		at := p.pos + i
+		j := at + 1
+		for j < len(data) && isTypeByte(data[j]) {
+			j++
+		}
+		p.pos = j
+		if j == at+1 {
+			continue // a lone "@" in comment text
+		}
+		typ := lowerASCII(data[at+1 : j])
+		k := p.skipWS(j)
+		if typ == "comment" {
+			p.pos = p.skipComment(k)
+			continue
+		}
+		if k >= len(data) || (data[k] != '{' && data[k] != '(') {
+			if p.atLineStart(at) {
+				if err := p.tick(); err != nil {
+					return err
+				}
+				p.report(p.lineAt(at), fmt.Errorf("%w: @%s without '{'", ErrSyntax, typ))
+				p.pos = p.resync(j)
+			}
+			continue // else "@" in comment text, e.g. an e-mail address
+		}
+		var err error
+		switch typ {
+		case "preamble":
+			p.preamble(at, k)
+		case "string":
+			p.stringDef(at, k)
+		default:
+			if err = p.tick(); err != nil {
+				return err
+			}
+			err = p.entry(at, typ, k)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fail reports an error in the entry starting at line and resumes reading
+// at the next line starting with "@" at or after pos.
+func (p *bibParser) fail(line, pos int, err error) {
+	p.report(line, err)
+	p.pos = p.resync(pos)
+}
+
+// resync returns the offset of the first "@" that is the first non-blank
+// character of its line, at or after pos (len(data) if none).
+func (p *bibParser) resync(pos int) int {
+	data := p.data
+	for pos < len(data) {
+		if p.atLineStart(pos) {
+			q := pos
+			for q < len(data) && (data[q] == ' ' || data[q] == '\t') {
+				q++
+			}
+			if q < len(data) && data[q] == '@' {
+				return q
+			}
+		}
+		nl := bytes.IndexByte(data[pos:], '\n')
+		if nl < 0 {
+			return len(data)
+		}
+		pos += nl + 1
+	}
+	return len(data)
+}
+
+// atLineStart reports whether only blanks precede data[pos] on its line.
+func (p *bibParser) atLineStart(pos int) bool {
+	for pos > 0 {
+		switch p.data[pos-1] {
+		case ' ', '\t':
+			pos--
+		case '\n':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// entryStartAt reports whether an entry "@type{" or "@type(" begins at
+// data[pos] (which must be "@").
+func (p *bibParser) entryStartAt(pos int) bool {
+	data := p.data
+	j := pos + 1
+	for j < len(data) && isTypeByte(data[j]) {
+		j++
+	}
+	if j == pos+1 {
+		return false
+	}
+	for j < len(data) && (data[j] == ' ' || data[j] == '\t') {
+		j++
+	}
+	return j < len(data) && (data[j] == '{' || data[j] == '(')
+}
+
+func (p *bibParser) skipWS(i int) int {
+	for i < len(p.data) && isSpaceByte(p.data[i]) {
+		i++
+	}
+	return i
+}
+
+// skipComment skips "@comment{…}" (balanced braces) or, in any other
+// form or when the braces do not balance before a line that starts with
+// "@type{", the rest of the line.
+func (p *bibParser) skipComment(k int) int {
+	if k < len(p.data) && p.data[k] == '{' {
+		if end, _, err := p.braced(k); err == nil {
+			return end + 1
+		}
+	}
+	if nl := bytes.IndexByte(p.data[k:], '\n'); nl >= 0 {
+		return k + nl + 1
+	}
+	return len(p.data)
+}
+
+// preamble skips "@preamble{…}" or "@preamble(…)".
+func (p *bibParser) preamble(at, k int) {
+	data := p.data
+	if data[k] == '{' {
+		end, next, err := p.braced(k)
+		if err != nil {
+			p.fail(p.lineAt(at), next, fmt.Errorf("%w: unterminated @preamble", ErrSyntax))
+			return
+		}
+		p.pos = end + 1
+		return
+	}
+	depth := 0
+	for i := k + 1; i < len(data); i++ {
+		switch data[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ')':
+			if depth <= 0 {
+				p.pos = i + 1
+				return
+			}
+		case '\n':
+			if i+1 < len(data) && data[i+1] == '@' && p.entryStartAt(i+1) {
+				p.fail(p.lineAt(at), i+1, fmt.Errorf("%w: unterminated @preamble", ErrSyntax))
+				return
+			}
+		}
+	}
+	p.fail(p.lineAt(at), len(data), fmt.Errorf("%w: unterminated @preamble", ErrSyntax))
+}
+
+// stringDef reads "@string{name = value, …}" and defines the macros.
+func (p *bibParser) stringDef(at, k int) {
+	data := p.data
+	closer := closerOf(data[k])
+	line := p.lineAt(at)
+	pos := k + 1
+	for {
+		pos = p.skipWS(pos)
+		if pos >= len(data) {
+			p.fail(line, pos, fmt.Errorf("%w: unterminated @string", ErrSyntax))
+			return
+		}
+		if data[pos] == closer {
+			p.pos = pos + 1
+			return
+		}
+		if data[pos] == ',' {
+			pos++
+			continue
+		}
+		ns := pos
+		for pos < len(data) && isNameByte(data[pos]) {
+			pos++
+		}
+		if pos == ns {
+			p.fail(line, pos, fmt.Errorf("%w: unexpected %q in @string", ErrSyntax, data[pos]))
+			return
+		}
+		nameB := data[ns:pos]
+		name := lowerASCII(nameB)
+		pos = p.skipWS(pos)
+		if pos >= len(data) || data[pos] != '=' {
+			p.fail(line, pos, fmt.Errorf("%w: @string %q without '='", ErrSyntax, name))
+			return
+		}
+		p.e.undefined = ""
+		val, next, err := p.value(p.skipWS(pos+1), true, nameB)
+		if err != nil {
+			p.fail(line, next, err)
+			return
+		}
+		if p.e.undefined != "" {
+			p.fail(line, next, fmt.Errorf("%w %q in @string %q", ErrUndefinedMacro, p.e.undefined, name))
+			return
+		}
+		if len(val) > maxMacroLen {
+			p.fail(line, next, fmt.Errorf("%w: @string %q longer than %d bytes", ErrSyntax, name, maxMacroLen))
+			return
+		}
+		p.macros[name] = val
+		pos = next
+	}
+}
+
+// entry reads the entry "@typ{" whose "@" is at data[at] and whose "{" or
+// "(" is at data[k]. It returns only emit's error.
+func (p *bibParser) entry(at int, typ string, k int) error {
+	data := p.data
+	closer := closerOf(data[k])
+	e := &p.e
+	*e = bibEntry{typ: typ, line: p.lineAt(at)}
+	unterminated := func() error {
+		return fmt.Errorf("%w: entry not terminated: missing closing %q", ErrSyntax, closer)
+	}
+
+	// Citation key: up to ",", blank or the closer; in "@type(" form a ")"
+	// inside the key is allowed when it closes a "(" of the key.
+	pos := p.skipWS(k + 1)
+	ks, parens := pos, 0
+key:
+	for ; pos < len(data); pos++ {
+		switch c := data[pos]; c {
+		case ',', ' ', '\t', '\n', '\r', '{', '}', '"', '=', '#':
+			break key
+		case '(':
+			parens++
+		case ')':
+			if closer == ')' {
+				if parens == 0 {
+					break key
+				}
+				parens--
+			}
+		}
+	}
+	e.key = string(data[ks:pos])
+	pos = p.skipWS(pos)
+	switch {
+	case pos >= len(data):
+		p.fail(e.line, pos, unterminated())
+		return nil
+	case data[pos] == '=' || (e.key == "" && (data[pos] == ',' || data[pos] == closer)):
+		p.fail(e.line, pos, fmt.Errorf("%w: missing citation key", ErrSyntax))
+		return nil
+	case data[pos] == closer:
+		pos++
+		p.pos = pos
+		return p.finish()
+	case data[pos] == '@' && p.entryStartAt(pos):
+		p.fail(e.line, pos, unterminated())
+		return nil
+	case data[pos] != ',':
+		p.fail(e.line, pos, fmt.Errorf("%w: missing ',' after citation key %q", ErrSyntax, e.key))
+		return nil
+	}
+	pos++
+
+	for {
+		pos = p.skipWS(pos)
+		if pos >= len(data) {
+			p.fail(e.line, pos, unterminated())
+			return nil
+		}
+		c := data[pos]
+		if c == closer {
+			pos++
+			break
+		}
+		if c == ',' {
+			pos++
+			continue
+		}
+		if c == '@' && p.entryStartAt(pos) {
+			p.fail(e.line, pos, unterminated())
+			return nil
+		}
+		ns := pos
+		for pos < len(data) && isNameByte(data[pos]) {
+			pos++
+		}
+		if pos == ns {
+			p.fail(e.line, pos, fmt.Errorf("%w: unexpected %q where a field name should be", ErrSyntax, c))
+			return nil
+		}
+		nameB := data[ns:pos]
+		pos = p.skipWS(pos)
+		if pos >= len(data) || data[pos] != '=' {
+			p.fail(e.line, pos, fmt.Errorf("%w: field %q without '='", ErrSyntax, lowerASCII(nameB)))
+			return nil
+		}
+		idx := fieldIndex(nameB)
+		want := idx >= 0 && !e.has[idx]
+		val, next, err := p.value(p.skipWS(pos+1), want, nameB)
+		if err != nil {
+			p.fail(e.line, next, err)
+			return nil
+		}
+		if e.undefined != "" && e.undefIn == "" {
+			e.undefIn = lowerASCII(nameB)
+		}
+		if want {
+			e.f[idx], e.has[idx] = val, true
+		}
+		pos = p.skipWS(next)
+		if pos >= len(data) {
+			p.fail(e.line, pos, unterminated())
+			return nil
+		}
+		switch c := data[pos]; {
+		case c == ',':
+			pos++
+			continue
+		case c == closer:
+			pos++
+		case c == '@' && p.entryStartAt(pos):
+			p.fail(e.line, pos, unterminated())
+			return nil
+		default:
+			p.fail(e.line, pos, fmt.Errorf("%w: missing ',' after field %q", ErrSyntax, lowerASCII(nameB)))
+			return nil
+		}
+		break
+	}
+	p.pos = pos
+	return p.finish()
+}
+
+// finish turns the entry just read into a record and emits it, or reports
+// why it cannot.
+func (p *bibParser) finish() error {
+	e := &p.e
+	if e.undefined != "" {
+		p.report(e.line, fmt.Errorf("%w %q in field %q", ErrUndefinedMacro, e.undefined, e.undefIn))
+		return nil
+	}
+	paper := e.paper()
+	if paper.Title == "" {
+		p.report(e.line, ErrNoTitle)
+		return nil
+	}
+	paper.ID = PaperID(paper)
+	if p.emit == nil {
+		return nil
+	}
+	return p.emit(Record{Paper: paper, Key: e.key, File: p.name, Line: e.line, Kind: e.typ})
+}
+
+// value reads a field value starting at data[pos]: parts in braces, in
+// quotes, numbers or macro names, joined by "#". It returns the raw value
+// (inner braces and LaTeX kept; built only when want is set) and the
+// offset after it. On error the offset is where to resynchronise. An
+// undefined macro is recorded in p.e.undefined, not returned as an error.
+func (p *bibParser) value(pos int, want bool, fieldName []byte) (string, int, error) {
+	data := p.data
+	field := func() string { return lowerASCII(fieldName) }
+	var single string
+	parts := 0
+	p.buf = p.buf[:0]
+	add := func(b []byte) {
+		if !want {
+			return
+		}
+		if parts == 0 {
+			single = string(b)
+		} else {
+			if parts == 1 {
+				p.buf = append(p.buf[:0], single...)
+			}
+			p.buf = append(p.buf, b...)
+		}
+		parts++
+	}
+	for {
+		if pos >= len(data) {
+			return "", pos, fmt.Errorf("%w: entry not terminated: field %q has no value", ErrSyntax, field())
+		}
+		switch c := data[pos]; {
+		case c == '{':
+			end, next, err := p.braced(pos)
+			if err != nil {
+				return "", next, fmt.Errorf("%w: unterminated {value} of field %q", ErrSyntax, field())
+			}
+			add(data[pos+1 : end])
+			pos = end + 1
+		case c == '"':
+			end, next, err := p.quoted(pos)
+			if err != nil {
+				return "", next, fmt.Errorf("%w: field %q: %w", ErrSyntax, field(), err)
+			}
+			add(data[pos+1 : end])
+			pos = end + 1
+		case isNameByte(c):
+			ns := pos
+			for pos < len(data) && isNameByte(data[pos]) {
+				pos++
+			}
+			tok := data[ns:pos]
+			if c >= '0' && c <= '9' {
+				add(tok) // a number (or anything starting with a digit)
+				break
+			}
+			name := lowerASCII(tok)
+			v, ok := p.macros[name]
+			if !ok {
+				v, ok = bibMonths[name]
+			}
+			if !ok {
+				if p.e.undefined == "" {
+					p.e.undefined = name
+				}
+				break
+			}
+			add([]byte(v))
+		default:
+			return "", pos, fmt.Errorf("%w: field %q has no value", ErrSyntax, field())
+		}
+		if len(single)+len(p.buf) > maxValueLen {
+			return "", pos, fmt.Errorf("%w: value of field %q longer than %d bytes", ErrSyntax, field(), maxValueLen)
+		}
+		q := p.skipWS(pos)
+		if q < len(data) && data[q] == '#' {
+			pos = p.skipWS(q + 1)
+			continue
+		}
+		if parts > 1 {
+			return string(p.buf), pos, nil
+		}
+		return single, pos, nil
+	}
+}
+
+// Limits on values built from macros, so that a small file cannot make
+// the reader build huge strings (@string{a = a # a} repeated).
+const (
+	maxMacroLen = 64 << 10 // bytes of one @string value
+	maxValueLen = 4 << 20  // bytes of one field value made by "#" concatenation
+)
+
+var errUnterminated = errors.New("unterminated")
+
+// braced finds the "}" matching the "{" at data[pos]. A line that starts with "@type{" ends the search: the value was not
+// terminated and the next entry begins there (this also keeps reading
+// linear in the file size). On error, next is where to resynchronise.
+func (p *bibParser) braced(pos int) (end, next int, err error) {
+	data := p.data
+	depth := 0
+	for i := pos; i < len(data); i++ {
+		switch data[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i, i + 1, nil
+			}
+		case '\n':
+			if i+1 < len(data) && data[i+1] == '@' && p.entryStartAt(i+1) {
+				return 0, i + 1, errUnterminated
+			}
+		}
+	}
+	return 0, len(data), errUnterminated
+}
+
+// quoted finds the closing quote of the quoted value at data[pos]. Braces
+// inside must balance; a quote inside braces or after a backslash (\"o)
+// does not close the value.
+func (p *bibParser) quoted(pos int) (end, next int, err error) {
+	data := p.data
+	depth := 0
+	for i := pos + 1; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			if i+1 < len(data) && (data[i+1] == '"' || data[i+1] == '\\') {
+				i++
+			}
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth < 0 {
+				return 0, i, errors.New("unterminated quoted value: a '}' comes before the closing '\"'")
+			}
+		case '"':
+			if depth == 0 {
+				return i, i + 1, nil
+			}
+		case '\n':
+			if i+1 < len(data) && data[i+1] == '@' && p.entryStartAt(i+1) {
+				return 0, i + 1, errors.New("unterminated quoted value")
+			}
+		}
+	}
+	return 0, len(data), errors.New("unterminated quoted value")
+}
+
+func closerOf(open byte) byte {
+	if open == '(' {
+		return ')'
+	}
+	return '}'
+}
+
+// isTypeByte reports whether c may appear in an entry type.
+func isTypeByte(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// isNameByte reports whether c may appear in a field name, macro name or
+// bare value: anything printable but BibTeX's special characters.
+func isNameByte(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\v', '\f', '"', '#', '%', '\'', '(', ')', ',', '=', '{', '}', '@':
+		return false
+	}
+	return c > ' ' && c != 0x7f
+}
+
+// fieldIndex returns the slot of a field name (any case), or -1.
+func fieldIndex(name []byte) int {
+	var buf [16]byte
+	if len(name) > len(buf) {
+		return -1
+	}
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	if i, ok := bibFieldIndex[string(buf[:len(name)])]; ok {
+		return i
+	}
+	return -1
+}
+
+// lowerASCII returns b as a string with ASCII letters lower-cased.
+func lowerASCII(b []byte) string {
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			return strings.ToLower(string(b))
+		}
+	}
+	return string(b)
+}
+
+// paper builds the Paper of an entry.
+func (e *bibEntry) paper() Paper {
+	f := &e.f
+	p := Paper{
+		Title:    titleText(f[fTitle]),
+		Abstract: titleText(f[fAbstract]),
+		Volume:   LaTeXToUnicode(f[fVolume]),
+		Issue:    LaTeXToUnicode(firstNonEmpty(f[fNumber], f[fIssue])),
+		Pages:    LaTeXToUnicode(f[fPages]),
+		URL:      plainValue(f[fURL]),
+	}
+	if f[fAuthor] != "" {
+		p.Authors = parseAuthors(f[fAuthor])
+	}
+	p.Year = parseYear(f[fYear])
+	if p.Year == 0 && !e.has[fYear] {
+		p.Year = parseYear(f[fDate])
+	}
+	journal := firstNonEmpty(f[fJournal], f[fJournalTitle])
+	if e.typ == "article" {
+		p.Venue = text(firstNonEmpty(journal, f[fBooktitle]))
+	} else {
+		p.Venue = text(firstNonEmpty(f[fBooktitle], journal))
+	}
+	if f[fKeywords] != "" {
+		p.Keywords = SplitKeywords(titleText(f[fKeywords]))
+	}
+	p.Publisher = text(firstNonEmpty(f[fPublisher], f[fSchool], f[fInstitution], f[fOrganization]))
+	p.DOI = NormalizeDOI(plainValue(f[fDOI]))
+	if p.DOI == "" && p.URL != "" {
+		p.DOI = doiFromURL(p.URL)
+	}
+	p.ArXiv = e.arxiv(p.URL, p.Venue, p.Volume)
+	p.Type = e.cslType(&p)
+	return p
+}
+
+// arxiv finds the entry's arXiv id.
+func (e *bibEntry) arxiv(url, venue, volume string) string {
+	f := &e.f
+	if f[fEprint] != "" {
+		prefix := strings.ToLower(plainValue(firstNonEmpty(f[fArchivePrefix], f[fEprintType])))
+		if prefix == "" || prefix == "arxiv" {
+			if a := NormalizeArXiv(plainValue(f[fEprint])); a != "" {
+				return a
+			}
+		}
+	}
+	for _, s := range []string{f[fArxiv], f[fArxivID]} {
+		if s != "" {
+			if a := NormalizeArXiv(plainValue(s)); a != "" {
+				return a
+			}
+		}
+	}
+	if strings.Contains(strings.ToLower(url), "arxiv.org/") {
+		if a := NormalizeArXiv(url); a != "" {
+			return a
+		}
+	}
+	if i := strings.Index(strings.ToLower(venue), "arxiv:"); i >= 0 {
+		rest := venue[i:]
+		if j := strings.IndexAny(rest, " ,;"); j >= 0 {
+			rest = rest[:j]
+		}
+		if a := NormalizeArXiv(rest); a != "" {
+			return a
+		}
+	}
+	if venue == "CoRR" && strings.HasPrefix(volume, "abs/") {
+		return NormalizeArXiv(volume[len("abs/"):])
+	}
+	return ""
+}
+
+// cslType maps the BibTeX entry type to a CSL type (see ReadBibTeX).
+func (e *bibEntry) cslType(p *Paper) string {
+	switch e.typ {
+	case "article":
+		return "article-journal"
+	case "inproceedings", "conference":
+		return "paper-conference"
+	case "book", "proceedings", "mvbook":
+		return "book"
+	case "inbook", "incollection":
+		return "chapter"
+	case "phdthesis", "mastersthesis", "thesis":
+		return "thesis"
+	case "techreport", "report":
+		return "report"
+	case "dataset":
+		return "dataset"
+	case "software":
+		return "software"
+	case "misc", "online", "electronic", "www":
+		if p.ArXiv != "" || e.f[fEprint] != "" {
+			return "article"
+		}
+		if p.URL != "" && p.Venue == "" && p.DOI == "" {
+			return "webpage"
+		}
+	}
+	return "article"
+}
+
+// text converts a text field other than title, abstract and keywords:
+// HTML entities, then LaTeX.
+func text(s string) string {
+	if s == "" {
+		return ""
+	}
+	return LaTeXToUnicode(decodeEntities(s))
+}
+
+// titleText converts title, abstract and keywords: HTML tags and
+// entities, then LaTeX.
+func titleText(s string) string {
+	if s == "" {
+		return ""
+	}
+	return LaTeXToUnicode(stripHTML(s))
+}
+
+// plainValue cleans a value that is not prose (URL, DOI, eprint): braces
+// removed, \_ \% \& \# \$ \~ unescaped, a \url or other command name
+// dropped, whitespace collapsed.
+func plainValue(s string) string {
+	if strings.IndexByte(s, '{') < 0 && strings.IndexByte(s, '}') < 0 && strings.IndexByte(s, '\\') < 0 {
+		return collapseSpace(s)
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '{', '}':
+			continue
+		case '\\':
+			if i+1 >= len(s) {
+				continue
+			}
+			n := s[i+1]
+			if !isLetter(n) {
+				b = append(b, n)
+				i++
+				continue
+			}
+			j := i + 1
+			for j < len(s) && isLetter(s[j]) {
+				j++
+			}
+			if s[i+1:j] == "textasciitilde" {
+				b = append(b, '~')
+			} else if s[i+1:j] == "textunderscore" {
+				b = append(b, '_')
+			}
+			i = j - 1
+			continue
+		}
+		b = append(b, c)
+	}
+	return collapseSpace(string(b))
+}
+
+// doiFromURL returns the DOI in a resolver URL (https://doi.org/10.…) or a
+// publisher URL with a /doi/ path (https://dl.acm.org/doi/abs/10.…), or "".
+func doiFromURL(u string) string {
+	if d := NormalizeDOI(u); d != "" {
+		return d
+	}
+	i := strings.Index(u, "/doi/")
+	if i < 0 {
+		return ""
+	}
+	rest := u[i+len("/doi/"):]
+	j := strings.Index(rest, "10.")
+	if j < 0 || strings.Count(rest[:j], "/") > 1 {
+		return ""
+	}
+	rest = rest[j:]
+	if k := strings.IndexAny(rest, "?#"); k >= 0 {
+		rest = rest[:k]
+	}
+	return NormalizeDOI(rest)
+}
+
+// parseYear returns the first 4-digit number in s, or 0.
+func parseYear(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j-i == 4 {
+			return int(s[i]-'0')*1000 + int(s[i+1]-'0')*100 + int(s[i+2]-'0')*10 + int(s[i+3]-'0')
+		}
+		i = j
+	}
+	return 0
+}
+
+// parseAuthors splits a BibTeX name list on "and" outside braces and
+// parses each name (see ReadBibTeX).
+func parseAuthors(raw string) []Author {
+	words := topLevelWords(raw, nil)
+	var out []Author
+	start := 0
+	for i := 0; i <= len(words); i++ {
+		if i < len(words) && !strings.EqualFold(words[i], "and") {
+			continue
+		}
+		if i > start {
+			name := words[start:i]
+			if !(len(name) == 1 && strings.EqualFold(name[0], "others")) {
+				if a, ok := parseName(strings.Join(name, " ")); ok {
+					out = append(out, a)
+				}
+			}
+		}
+		start = i + 1
+	}
+	return out
+}
+
+// topLevelWords splits s at whitespace outside braces.
+func topLevelWords(s string, dst []string) []string {
+	depth, start := 0, -1
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '{':
+			depth++
+		case c == '}':
+			if depth > 0 {
+				depth--
+			}
+		case isSpaceByte(c) && depth == 0:
+			if start >= 0 {
+				dst = append(dst, s[start:i])
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, s[start:])
+	}
+	return dst
+}
+
+// splitTopLevel splits s at sep outside braces, trimming each part.
+func splitTopLevel(s string, sep byte) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth > 0 {
+				depth--
+			}
+		case sep:
+			if depth == 0 {
+				parts = append(parts, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, strings.TrimSpace(s[start:]))
+}
+
+// parseName parses one BibTeX name.
+func parseName(n string) (Author, bool) {
+	if len(n) >= 2 && n[0] == '{' && n[len(n)-1] == '}' && matchingBrace(n) == len(n)-1 {
+		lit := text(n)
+		return Author{Literal: lit}, lit != ""
+	}
+	var a Author
+	parts := splitTopLevel(n, ',')
+	switch len(parts) {
+	case 1:
+		words := topLevelWords(parts[0], nil)
+		if len(words) == 0 {
+			return a, false
+		}
+		// "Given von Family": the particle starts at the first lower-case
+		// word before the last word.
+		last := len(words) - 1
+		famStart := last
+		for i := 0; i < last; i++ {
+			if lowerWord(words[i]) {
+				famStart = i
+				break
+			}
+		}
+		a.Given = text(strings.Join(words[:famStart], " "))
+		a.Family = text(strings.Join(words[famStart:], " "))
+	case 2:
+		a.Family, a.Given = text(parts[0]), text(parts[1])
+	default:
+		a.Family = text(parts[0])
+		if jr := text(parts[1]); jr != "" {
+			a.Family += ", " + jr
+		}
+		a.Given = text(strings.Join(parts[2:], ", "))
+	}
+	if a.Family == "" {
+		if a.Given == "" {
+			return a, false
+		}
+		a.Family, a.Given = a.Given, ""
+	}
+	return a, true
+}
+
+// matchingBrace returns the index of the "}" matching the "{" at s[0], or
+// -1.
+func matchingBrace(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// lowerWord reports whether a name word starts with a lower-case letter,
+// which makes it a particle ("van", "de", "von"). A word starting with a
+// plain {group} counts as upper case, as in BibTeX.
+func lowerWord(w string) bool {
+	if strings.HasPrefix(w, "{") && !strings.HasPrefix(w, "{\\") {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(LaTeXToUnicode(w))
+	return unicode.IsLower(r)
+}

@@ -1,0 +1,49 @@
+package corpus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrUnknownFormat means ReadFile does not know the file's extension.
+var ErrUnknownFormat = errors.New("unknown file format")
+
+// Extensions returns the file extensions ReadFile reads, lower-case with
+// the dot: ".bib", ".bibtex" (BibTeX), ".json" (CSL-JSON), ".jsonl",
+// ".ndjson" (JSON Lines of CSL-JSON items). Extensions match in any case.
+func Extensions() []string {
+	return []string{".bib", ".bibtex", ".json", ".jsonl", ".ndjson"}
+}
+
+// ReadFile reads one file, choosing the reader by its extension (any
+// case): .bib and .bibtex → ReadBibTeX, .jsonl and .ndjson → ReadJSONL,
+// .json → ReadCSLJSON. Records and errors name the file as path. An
+// unknown extension gives an error wrapping ErrUnknownFormat that names the
+// file and the supported extensions; a file that cannot be opened or read
+// gives the wrapped I/O error. Bad records go to onErr, see the readers.
+func ReadFile(ctx context.Context, path string, emit func(Record) error, onErr func(*ParseError)) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".bib", ".bibtex":
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("read input: %w", err)
+		}
+		return readBibTeX(ctx, data, path, emit, onErr)
+	case ".jsonl", ".ndjson", ".json":
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("read input: %w", err)
+		}
+		defer f.Close()
+		if ext == ".json" {
+			return ReadCSLJSON(ctx, f, path, emit, onErr)
+		}
+		return ReadJSONL(ctx, f, path, emit, onErr)
+	}
+	return fmt.Errorf("%s: %w (supported: %s)", path, ErrUnknownFormat, strings.Join(Extensions(), " "))
+}
