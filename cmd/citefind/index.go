@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/corpus"
+)
+
+type indexCmd struct{ env }
+
+func (c *indexCmd) Name() string { return "index" }
+func (c *indexCmd) Synopsis() string {
+	return "ingest BibTeX / JSONL / CSL-JSON files or folders and build the search indexes"
+}
+
+const indexUsage = `Usage: citefind index [--db DIR] [--keep-going] [--force] [--quiet] PATH...
+
+Reads every PATH (a file, or a folder walked for .bib .bibtex .jsonl .ndjson
+.json files) into the paper store of DIR, then (re)builds the BM25 index when
+the store changed. Files ingested before with the same content are skipped.
+With no PATH, only brings the indexes up to date with the store.
+
+Bad records are reported as FILE:LINE: cause and skipped; everything else is
+stored. The run ends with a summary and exits with status 1 when anything was
+skipped, unless --keep-going.`
+
+func (c *indexCmd) Run(ctx context.Context, args []string) error {
+	fs := newFlagSet(c.env, "index", indexUsage)
+	db := dbFlag(fs)
+	keepGoing := fs.Bool("keep-going", false, "exit 0 even when bad records were skipped")
+	force := fs.Bool("force", false, "re-read unchanged files and rebuild the indexes")
+	quiet := fs.Bool("quiet", false, "no progress display")
+	paths, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	var prog io.Writer = c.stderr
+	if *quiet {
+		prog = nil
+	}
+	if err := os.MkdirAll(*db, 0o755); err != nil {
+		return fmt.Errorf("create database folder: %w", err)
+	}
+	st, err := corpus.OpenStore(ctx, filepath.Join(*db, citefind.StoreFile))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sum, err := citefind.Ingest(ctx, st, paths, citefind.IngestOptions{
+		Progress: prog,
+		Force:    *force,
+		OnError:  func(err error) { fmt.Fprintln(c.stderr, err) },
+	})
+	if err != nil {
+		return err
+	}
+	rep, err := citefind.BuildIndexes(ctx, *db, st, citefind.BuildOptions{Progress: prog, Force: *force})
+	if err != nil {
+		return err
+	}
+	total, err := st.Count(ctx)
+	if err != nil {
+		return err
+	}
+	printIngestSummary(c.stdout, *db, sum, rep, total)
+	if n := sum.Skipped(); n > 0 && !*keepGoing {
+		return fmt.Errorf("%s skipped (listed above); fix them, or pass --keep-going to accept", plural(n, "bad record or file"))
+	}
+	return nil
+}
+
+func printIngestSummary(w io.Writer, db string, sum citefind.IngestSummary, rep citefind.BuildReport, total int) {
+	fmt.Fprintf(w, "index summary for %s\n", db)
+	fmt.Fprintf(w, "  files read:        %d (%d unchanged and skipped, %d in folders ignored: not a supported format)\n", sum.Files, sum.FilesUnchanged, sum.FilesIgnored)
+	fmt.Fprintf(w, "  records read:      %d\n", sum.Read)
+	fmt.Fprintf(w, "  papers stored:     %d new, %d in the store\n", sum.Added, total)
+	fmt.Fprintf(w, "  duplicates merged: %d (%d filled missing fields)\n", sum.Merged, sum.Updated)
+	if sum.AliasConflicts > 0 {
+		fmt.Fprintf(w, "  key conflicts:     %d record keys already named another paper (first kept)\n", sum.AliasConflicts)
+	}
+	if len(sum.Filtered) > 0 {
+		fmt.Fprintf(w, "  filtered out:      %d\n", sumMap(sum.Filtered))
+		writeReasons(w, sum.Filtered)
+	}
+	fmt.Fprintf(w, "  skipped (errors):  %d\n", sum.Skipped())
+	writeReasons(w, sum.SkipReasons())
+	if rep.SparseBuilt {
+		fmt.Fprintf(w, "  bm25 index:        rebuilt, %d papers in %s (%.1f MiB)\n", rep.Sparse.Docs, rep.Sparse.Duration.Round(1e7), float64(rep.Sparse.Bytes)/(1<<20))
+	} else {
+		fmt.Fprintf(w, "  bm25 index:        up to date\n")
+	}
+	fmt.Fprintf(w, "  time:              %s ingest\n", sum.Duration.Round(1e7))
+}
+
+func sumMap(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func writeReasons(w io.Writer, m map[string]int) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	for _, k := range keys {
+		fmt.Fprintf(w, "    %6d × %s\n", m[k], strings.TrimSpace(k))
+	}
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/citefind/citefind"
+)
+
+type queryCmd struct{ env }
+
+func (c *queryCmd) Name() string { return "query" }
+func (c *queryCmd) Synopsis() string {
+	return "find candidate papers for a masked-citation excerpt or a question"
+}
+
+const queryUsage = `Usage: citefind query [--db DIR] [-k N] [--json] [--retrievers bm25] [--rerank none] [--pick] TEXT | -
+
+TEXT is a sentence or paragraph with a missing citation ("... as shown by
+[CITATION] ...") or a literature question; "-" reads it from standard input.
+Citation markers ([12], [3-5], [CITATION], (Smith et al., 2020)) are removed
+before searching.
+
+Examples:
+  citefind query "Reciprocal rank fusion [CITATION] combines rankings without score calibration."
+  echo "dense passage retrieval for open-domain QA [7]" | citefind query --json -k 5 -`
+
+func (c *queryCmd) Run(ctx context.Context, args []string) error {
+	fs := newFlagSet(c.env, "query", queryUsage)
+	db := dbFlag(fs)
+	k := fs.Int("k", 10, "number of candidates to return")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers to use (available: bm25)")
+	rerank := fs.String("rerank", "none", "reranker: none (learned and llm are not available yet)")
+	pick := fs.Bool("pick", false, "choose the one paper to cite (without an LLM picker: the top rank, marked as fallback)")
+	raw := fs.Bool("raw", false, "search the text as given, without stripping citation markers")
+	var bf bm25Flags
+	bf.register(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageErr("query: no TEXT given (pass the text, or - to read standard input)")
+	}
+	if *k <= 0 {
+		return usageErr("query: -k must be positive, got %d", *k)
+	}
+	if *rerank != "none" {
+		return usageErr("query: --rerank %q is not available yet (only none)", *rerank)
+	}
+	text := strings.Join(pos, " ")
+	if text == "-" {
+		b, err := io.ReadAll(c.stdin)
+		if err != nil {
+			return fmt.Errorf("read standard input: %w", err)
+		}
+		text = string(b)
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return usageErr("query: the query text is empty")
+	}
+	sopts, err := bf.options()
+	if err != nil {
+		return err
+	}
+	eng, err := citefind.Open(ctx, *db, citefind.EngineOptions{Sparse: sopts})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	res, err := eng.Query(ctx, text, citefind.QueryOptions{K: *k, Retrievers: splitList(*retrievers), Raw: *raw})
+	if err != nil {
+		return err
+	}
+	if *pick && len(res.Hits) > 0 {
+		res.Picked = &citefind.Picked{ID: res.Hits[0].ID, Fallback: true}
+		res.Warnings = append(res.Warnings, "no LLM picker is configured: picked the top-ranked candidate")
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	printResult(c.stdout, res)
+	for _, w := range res.Warnings {
+		fmt.Fprintln(c.stderr, "warning:", w)
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func printResult(w io.Writer, res *citefind.Result) {
+	if res.Cleaned != res.Query {
+		fmt.Fprintf(w, "query: %s\n\n", res.Cleaned)
+	}
+	if len(res.Hits) == 0 {
+		fmt.Fprintln(w, "no matching papers")
+		return
+	}
+	for _, h := range res.Hits {
+		mark := " "
+		if res.Picked != nil && res.Picked.ID == h.ID {
+			mark = "*"
+		}
+		year := "n.d."
+		if h.Year != 0 {
+			year = fmt.Sprint(h.Year)
+		}
+		fmt.Fprintf(w, "%s%2d. %s (%s)\n", mark, h.Rank, h.Title, year)
+		var meta []string
+		if a := authorsShort(h.Authors); a != "" {
+			meta = append(meta, a)
+		}
+		if h.Venue != "" {
+			meta = append(meta, h.Venue)
+		}
+		if len(meta) > 0 {
+			fmt.Fprintf(w, "     %s\n", strings.Join(meta, " · "))
+		}
+		fmt.Fprintf(w, "     id %s   score %.3f\n", h.ID, h.Score)
+	}
+}
+
+func authorsShort(as []string) string {
+	switch len(as) {
+	case 0:
+		return ""
+	case 1, 2, 3:
+		return strings.Join(as, ", ")
+	default:
+		return as[0] + " et al."
+	}
+}

@@ -1,0 +1,184 @@
+package citefind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/retrieve"
+	"github.com/citefind/citefind/retrieve/sparse"
+)
+
+// Retriever names accepted in QueryOptions.Retrievers.
+const (
+	RetrieverBM25 = "bm25"
+)
+
+// ErrNoDatabase means the database folder has no store or no index yet.
+var ErrNoDatabase = errors.New("no citefind database")
+
+// EngineOptions configure Open. The zero value uses the tuned defaults.
+type EngineOptions struct {
+	Sparse sparse.Options // BM25 parameters and field weights; zero = defaults
+	// AllowStale opens an index older than the store (with a warning in
+	// every result) instead of failing.
+	AllowStale bool
+}
+
+// Engine answers queries over one database folder. It is safe for
+// concurrent use.
+type Engine struct {
+	dir      string
+	store    *corpus.Store
+	bm25     *sparse.Retriever
+	warnings []string
+}
+
+// Open opens the database folder dir for querying.
+func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) {
+	storePath := filepath.Join(dir, StoreFile)
+	if _, err := os.Stat(storePath); err != nil {
+		return nil, fmt.Errorf("%w at %s (run `citefind index --db %s FILES` first)", ErrNoDatabase, dir, dir)
+	}
+	st, err := corpus.OpenStore(ctx, storePath)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{dir: dir, store: st}
+	ok, _, err := IndexState(ctx, dir, st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if !ok {
+		if _, statErr := os.Stat(filepath.Join(dir, SparseDir)); statErr != nil {
+			st.Close()
+			return nil, fmt.Errorf("%w: the BM25 index of %s is missing (run `citefind index --db %s` to build it)", ErrNoDatabase, dir, dir)
+		}
+		if !opts.AllowStale {
+			st.Close()
+			return nil, fmt.Errorf("the BM25 index of %s is older than its store (run `citefind index --db %s` to rebuild it)", dir, dir)
+		}
+		e.warnings = append(e.warnings, "the BM25 index is older than the store; results may miss recent papers")
+	}
+	e.bm25, err = sparse.Open(filepath.Join(dir, SparseDir), opts.Sparse)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close releases the store and indexes.
+func (e *Engine) Close() error {
+	return errors.Join(e.bm25.Close(), e.store.Close())
+}
+
+// Store returns the engine's paper store.
+func (e *Engine) Store() *corpus.Store { return e.store }
+
+// Count returns the number of papers in the BM25 index.
+func (e *Engine) Count() int { return e.bm25.Count() }
+
+// QueryOptions configure one query.
+type QueryOptions struct {
+	K          int      // hits to return; 0 means 10
+	Retrievers []string // nil means all available ("bm25")
+	Raw        bool     // do not strip citation markers from the text
+}
+
+// SourceRank is one retriever's view of a hit.
+type SourceRank struct {
+	Rank  int     `json:"rank"`  // 1-based
+	Score float64 `json:"score"` // the retriever's own score, higher is better
+}
+
+// ResultHit is one candidate paper, best first.
+type ResultHit struct {
+	ID      string                `json:"id"`
+	Title   string                `json:"title"`
+	Year    int                   `json:"year,omitempty"`
+	Authors []string              `json:"authors"`
+	Venue   string                `json:"venue,omitempty"`
+	DOI     string                `json:"doi,omitempty"`
+	Rank    int                   `json:"rank"`
+	Score   float64               `json:"score"`
+	Sources map[string]SourceRank `json:"sources"`
+}
+
+// Picked is the paper chosen to cite; nil until a picker runs.
+type Picked struct {
+	ID       string `json:"id"`
+	Fallback bool   `json:"fallback"`
+}
+
+// Result is the answer to one query, in the JSON shape of `query --json`.
+type Result struct {
+	Query    string      `json:"query"`
+	Cleaned  string      `json:"cleaned"`
+	Hits     []ResultHit `json:"hits"`
+	Picked   *Picked     `json:"picked"`
+	Warnings []string    `json:"warnings,omitempty"`
+}
+
+// Retrieve runs the retrieval stages on text (citation markers stripped)
+// and returns up to k paper hits, best first. It is what evaluation calls.
+func (e *Engine) Retrieve(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
+	return e.bm25.Retrieve(ctx, retrieve.Clean(text), k)
+}
+
+// Query answers one query with paper metadata attached.
+func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Result, error) {
+	k := opts.K
+	if k <= 0 {
+		k = 10
+	}
+	for _, r := range opts.Retrievers {
+		if r != RetrieverBM25 {
+			return nil, fmt.Errorf("unknown retriever %q (available: %s)", r, RetrieverBM25)
+		}
+	}
+	cleaned := text
+	if !opts.Raw {
+		cleaned = retrieve.Clean(text)
+	}
+	res := &Result{Query: text, Cleaned: cleaned, Hits: []ResultHit{}, Warnings: slices.Clone(e.warnings)}
+	if strings.TrimSpace(cleaned) == "" {
+		res.Warnings = append(res.Warnings, "the query is empty after removing citation markers")
+		return res, nil
+	}
+	hits, err := e.bm25.Retrieve(ctx, cleaned, k)
+	if err != nil {
+		return nil, fmt.Errorf("bm25: %w", err)
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	papers, err := e.store.GetMany(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("look up hits: %w", err)
+	}
+	for i, h := range hits {
+		p, ok := papers[h.ID]
+		if !ok {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("hit %s is in the index but not in the store (run `citefind index` to rebuild)", h.ID))
+			continue
+		}
+		rh := ResultHit{
+			ID: h.ID, Title: p.Title, Year: p.Year, Venue: p.Venue, DOI: p.DOI,
+			Rank: len(res.Hits) + 1, Score: h.Score, Authors: []string{},
+			Sources: map[string]SourceRank{RetrieverBM25: {Rank: i + 1, Score: h.Score}},
+		}
+		for _, a := range p.Authors {
+			rh.Authors = append(rh.Authors, a.Name())
+		}
+		res.Hits = append(res.Hits, rh)
+	}
+	return res, nil
+}

@@ -1,0 +1,305 @@
+package citefind
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/progress"
+)
+
+// DefaultBatchSize is the number of records stored per transaction.
+const DefaultBatchSize = 2000
+
+// IngestOptions configure Ingest. The zero value ingests every record of
+// every file it has not seen before, quietly.
+type IngestOptions struct {
+	// Keep filters records (e.g. a benchmark's indexing rules); nil keeps
+	// all. A dropped record is counted under its reason in
+	// IngestSummary.Filtered, never silently.
+	Keep func(corpus.Record) (keep bool, reason string)
+	// BatchSize is the number of records per store transaction;
+	// 0 means DefaultBatchSize.
+	BatchSize int
+	// Progress receives the progress display; nil means none.
+	Progress io.Writer
+	// OnError is called for every bad record or unreadable file as it is
+	// found (e.g. to print "FILE:LINE: cause"); it may be nil.
+	OnError func(error)
+	// Force re-reads files the store has already ingested unchanged.
+	Force bool
+}
+
+// IngestSummary says what Ingest did.
+type IngestSummary struct {
+	Files          int            // input files read
+	FilesUnchanged int            // input files skipped: ingested before with the same content
+	FilesIgnored   int            // files in folders without a supported extension
+	Read           int            // records read successfully
+	Added          int            // new papers stored
+	Merged         int            // records that matched a stored paper (duplicates merged)
+	Updated        int            // of the merged, those that filled missing fields
+	AliasConflicts int            // record keys already naming another paper (the first kept)
+	Filtered       map[string]int // records dropped by IngestOptions.Keep, by reason
+	Errors         []error        // bad records (*corpus.ParseError) and unreadable files, in order
+	Duration       time.Duration
+}
+
+// Skipped is the number of records and files skipped because of errors.
+func (s IngestSummary) Skipped() int { return len(s.Errors) }
+
+// SkipReasons groups the errors by cause (the message without FILE:LINE).
+func (s IngestSummary) SkipReasons() map[string]int {
+	out := map[string]int{}
+	for _, err := range s.Errors {
+		var pe *corpus.ParseError
+		if errors.As(err, &pe) {
+			out[pe.Err.Error()]++
+		} else {
+			out[err.Error()]++
+		}
+	}
+	return out
+}
+
+type inputFile struct {
+	path string
+	size int64
+}
+
+// CollectFiles expands paths into the input files to read: a file is taken
+// as given (an unsupported extension is an error naming it), a folder is
+// walked and its files with a supported extension are taken, in lexical
+// order. ignored counts the other files found in folders.
+func CollectFiles(paths []string) (files []string, ignored int, err error) {
+	exts := corpus.Extensions()
+	supported := func(p string) bool { return slices.Contains(exts, strings.ToLower(filepath.Ext(p))) }
+	var errs []error
+	for _, p := range paths {
+		fi, statErr := os.Stat(p)
+		if statErr != nil {
+			errs = append(errs, fmt.Errorf("input %s: %w", p, statErr))
+			continue
+		}
+		if !fi.IsDir() {
+			if !supported(p) {
+				errs = append(errs, fmt.Errorf("%s: %w (supported: %s)", p, corpus.ErrUnknownFormat, strings.Join(exts, " ")))
+				continue
+			}
+			files = append(files, p)
+			continue
+		}
+		walkErr := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			if supported(path) {
+				files = append(files, path)
+			} else {
+				ignored++
+			}
+			return nil
+		})
+		if walkErr != nil {
+			errs = append(errs, fmt.Errorf("walk %s: %w", p, walkErr))
+		}
+	}
+	return files, ignored, errors.Join(errs...)
+}
+
+// fileBatch is the records of one input file, handed from the reader to the
+// store writer.
+type fileBatch struct {
+	path    string
+	size    int64
+	modTime time.Time
+	sum     string
+	recs    []corpus.Record
+	errs    []error
+	last    bool // the file's final batch: mark it seen once stored
+	// unchanged: the file was ingested before with the same content.
+	unchanged bool
+	records   int  // records read from the file so far
+	bad       bool // the file had bad records: not marked seen, so they are reported again next run
+}
+
+// Ingest reads paths (files or folders) into the store. Bad records are
+// reported through OnError and in the summary, skipped, and everything else
+// is still stored. Each batch is one transaction, and a file is marked as
+// seen only after all its records are stored, so an interrupted ingest
+// loses nothing: the next run reads the unfinished files again (merging
+// makes that idempotent). Reading and storing run concurrently.
+func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOptions) (IngestSummary, error) {
+	start := time.Now()
+	sum := IngestSummary{Filtered: map[string]int{}}
+	report := func(err error) {
+		sum.Errors = append(sum.Errors, err)
+		if opts.OnError != nil {
+			opts.OnError(err)
+		}
+	}
+	files, ignored, err := CollectFiles(paths)
+	sum.FilesIgnored = ignored
+	if err != nil {
+		for _, e := range unjoin(err) {
+			report(e)
+		}
+	}
+	batchSize := opts.BatchSize
+	if batchSize <= 0 {
+		batchSize = DefaultBatchSize
+	}
+	var total int64
+	infos := make([]inputFile, 0, len(files))
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			report(fmt.Errorf("input %s: %w", f, err))
+			continue
+		}
+		infos = append(infos, inputFile{f, fi.Size()})
+		total += fi.Size()
+	}
+	var bar *progress.Bar
+	if opts.Progress != nil {
+		bar = progress.New(opts.Progress, "ingest", total>>10, "KiB")
+	}
+
+	ch := make(chan fileBatch, 4)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { // reader
+		defer close(ch)
+		for _, in := range infos {
+			b, err := os.ReadFile(in.path)
+			if err != nil {
+				ch <- fileBatch{path: in.path, errs: []error{fmt.Errorf("read %s: %w", in.path, err)}}
+				continue
+			}
+			h := sha256.Sum256(b)
+			fb := fileBatch{path: in.path, size: int64(len(b)), sum: hex.EncodeToString(h[:])}
+			if fi, err := os.Stat(in.path); err == nil {
+				fb.modTime = fi.ModTime()
+			}
+			if !opts.Force {
+				seen, err := st.SourceSeen(gctx, in.path, fb.size, fb.modTime, fb.sum)
+				if err != nil {
+					return fmt.Errorf("check source %s: %w", in.path, err)
+				}
+				if seen {
+					fb.last, fb.unchanged = true, true
+					select {
+					case ch <- fb:
+					case <-gctx.Done():
+						return gctx.Err()
+					}
+					continue
+				}
+			}
+			send := func() error {
+				select {
+				case ch <- fb:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+				fb = fileBatch{path: fb.path, size: fb.size, modTime: fb.modTime, sum: fb.sum, records: fb.records, bad: fb.bad}
+				return nil
+			}
+			err = corpus.ReadFile(gctx, in.path, func(r corpus.Record) error {
+				fb.recs = append(fb.recs, r)
+				fb.records++
+				if len(fb.recs) >= batchSize {
+					return send()
+				}
+				return nil
+			}, func(pe *corpus.ParseError) { fb.errs = append(fb.errs, pe); fb.bad = true })
+			if err != nil {
+				if gctx.Err() != nil {
+					return gctx.Err()
+				}
+				fb.errs = append(fb.errs, fmt.Errorf("read %s: %w", in.path, err))
+				fb.bad = true
+			}
+			fb.last = true
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	g.Go(func() error { // writer
+		for fb := range ch {
+			for _, e := range fb.errs {
+				report(e)
+			}
+			if fb.unchanged {
+				sum.FilesUnchanged++
+				bar.Add(fb.size >> 10)
+				continue
+			}
+			var keep []corpus.Record
+			if opts.Keep == nil {
+				keep = fb.recs
+			} else {
+				for _, r := range fb.recs {
+					if ok, why := opts.Keep(r); ok {
+						keep = append(keep, r)
+					} else {
+						sum.Filtered[why]++
+					}
+				}
+			}
+			sum.Read += len(fb.recs)
+			if len(keep) > 0 {
+				st1, err := st.Ingest(gctx, keep)
+				if err != nil {
+					return fmt.Errorf("store records of %s: %w", fb.path, err)
+				}
+				sum.Added += st1.Added
+				sum.Merged += st1.Merged
+				sum.Updated += st1.Updated
+				sum.AliasConflicts += st1.AliasConflicts
+			}
+			if fb.last {
+				if fb.sum != "" { // "" when the file could not be read
+					sum.Files++
+				}
+				if fb.sum != "" && !fb.bad {
+					if err := st.MarkSource(gctx, fb.path, fb.size, fb.modTime, fb.sum, fb.records); err != nil {
+						return fmt.Errorf("mark source %s: %w", fb.path, err)
+					}
+				}
+				bar.Add(fb.size >> 10)
+			}
+		}
+		return nil
+	})
+	err = g.Wait()
+	bar.Done()
+	sum.Duration = time.Since(start)
+	if err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
