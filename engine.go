@@ -28,6 +28,9 @@ type EngineOptions struct {
 	// AllowStale opens an index older than the store (with a warning in
 	// every result) instead of failing.
 	AllowStale bool
+	// Raw makes Retrieve search the text as given, without removing
+	// citation markers (for measuring what the cleaning buys).
+	Raw bool
 }
 
 // Engine answers queries over one database folder. It is safe for
@@ -36,6 +39,7 @@ type Engine struct {
 	dir      string
 	store    *corpus.Store
 	bm25     *sparse.Retriever
+	raw      bool
 	warnings []string
 }
 
@@ -49,7 +53,7 @@ func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) 
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{dir: dir, store: st}
+	e := &Engine{dir: dir, store: st, raw: opts.Raw}
 	ok, _, err := IndexState(ctx, dir, st)
 	if err != nil {
 		st.Close()
@@ -129,7 +133,10 @@ type Result struct {
 // Retrieve runs the retrieval stages on text (citation markers stripped)
 // and returns up to k paper hits, best first. It is what evaluation calls.
 func (e *Engine) Retrieve(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
-	return e.bm25.Retrieve(ctx, retrieve.Clean(text), k)
+	if !e.raw {
+		text = retrieve.Clean(text)
+	}
+	return e.bm25.Retrieve(ctx, text, k)
 }
 
 // Query answers one query with paper metadata attached.

@@ -57,6 +57,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	runOut := fs.String("run-out", "", "write TREC run `FILE`(s)")
 	depth := fs.Int("k", 100, "ranking depth retrieved per query")
 	quiet := fs.Bool("quiet", false, "no progress display")
+	raw := fs.Bool("raw", false, "search the query texts as given, without removing citation markers")
 	var bf bm25Flags
 	bf.register(fs)
 	pos, err := parseArgs(fs, args)
@@ -137,7 +138,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if err := c.ensureDB(ctx, *db, benchID, files, keep, prog); err != nil {
 		return err
 	}
-	eng, err := citefind.Open(ctx, *db, citefind.EngineOptions{Sparse: sopts})
+	eng, err := citefind.Open(ctx, *db, citefind.EngineOptions{Sparse: sopts, Raw: *raw})
 	if err != nil {
 		return err
 	}

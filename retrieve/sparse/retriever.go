@@ -65,6 +65,11 @@ type Options struct {
 	// 0 are not scored. Every named field must have been indexed
 	// (BuildOptions.Fields). nil means DefaultFieldWeights ({"text": 1}).
 	FieldWeights map[string]float64
+	// K3 saturates the weight of a term repeated in the query, as in
+	// Robertson's BM25 with k3: qtf·(k3+1)/(k3+qtf). Zero means no
+	// saturation (a term counts qtf times, like Lucene's summed clauses);
+	// a tiny positive value counts every distinct term once.
+	K3 float64
 }
 
 // fieldScorer holds the per-field constants of the BM25 formula:
@@ -85,6 +90,7 @@ type Retriever struct {
 	fields  []string
 	scorers []fieldScorer
 	k1      float64
+	k3      float64 // query-term saturation; 0 = none
 	n       uint64
 	size    int       // doc-number space of the snapshot (live + deleted)
 	segs    []segInfo // nil: score through TermFieldReader (non-scorch reader)
@@ -128,11 +134,15 @@ func Open(dir string, opts Options) (*Retriever, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sparse: open %s: %w: %v", dir, ErrNotIndex, err)
 	}
+	if opts.K3 < 0 || math.IsNaN(opts.K3) || math.IsInf(opts.K3, 0) {
+		return nil, fmt.Errorf("sparse: open: bad BM25 parameter k3=%v", opts.K3)
+	}
 	r, err := newRetriever(idx, k1, b, opts.FieldWeights)
 	if err != nil {
 		_ = idx.Close()
 		return nil, fmt.Errorf("sparse: open %s: %w", dir, err)
 	}
+	r.k3 = opts.K3
 	return r, nil
 }
 
@@ -312,6 +322,11 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, k int) ([]corpus
 	}
 	if len(terms) == 0 {
 		return []corpus.Hit{}, nil
+	}
+	if r.k3 > 0 {
+		for i := range terms {
+			terms[i].qtf = terms[i].qtf * (r.k3 + 1) / (r.k3 + terms[i].qtf)
+		}
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()

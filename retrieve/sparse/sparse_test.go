@@ -53,6 +53,7 @@ type refIndex struct {
 	df     map[string]map[string]int   // field -> term -> df
 	avgdl  map[string]float64
 	k1, b  float64
+	k3     float64 // query-term saturation; 0 = none
 	weight map[string]float64
 }
 
@@ -135,7 +136,11 @@ func (r *refIndex) scores(q string) map[string]float64 {
 				df := float64(r.df[f][t])
 				idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 				norm := r.k1 * (1 - r.b + r.b*float64(r.dl[d][f])/r.avgdl[f])
-				s += w * float64(qf) * idf * tf * (r.k1 + 1) / (tf + norm)
+				qw := float64(qf)
+				if r.k3 > 0 {
+					qw = qw * (r.k3 + 1) / (r.k3 + qw)
+				}
+				s += w * qw * idf * tf * (r.k1 + 1) / (tf + norm)
 			}
 		}
 		if s > 0 {
@@ -219,6 +224,8 @@ func TestExactBM25(t *testing.T) {
 			opts: sparse.Options{FieldWeights: map[string]float64{"text": 1, "title": 2}}},
 		{name: "all fields k1 b", ps: base, build: sparse.BuildOptions{Fields: allFields, BatchSize: 50},
 			opts: sparse.Options{K1: 1.5, B: 0.4, FieldWeights: map[string]float64{"text": 1, "title": 0.5, "abstract": 0.3, "keywords": 2}}},
+		{name: "query-term saturation k3", ps: base, build: sparse.BuildOptions{BatchSize: 50},
+			opts: sparse.Options{K1: 2, B: 0.65, K3: 1, FieldWeights: map[string]float64{"text": 1, "title": 0.25}}},
 		{name: "duplicate IDs", ps: dups, build: sparse.BuildOptions{BatchSize: 7, KeepSegments: true}, minZaps: 2},
 	}
 	qs := make([]string, 30) // 1 to 30 words
@@ -253,6 +260,7 @@ func TestExactBM25(t *testing.T) {
 				b = 0.75
 			}
 			ref := newRef(tc.ps, weights, k1, b)
+			ref.k3 = tc.opts.K3
 			assert.Equal(t, len(ref.ids), st.Docs)
 			assert.Equal(t, len(ref.ids), r.Count())
 			for _, q := range qs {
