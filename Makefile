@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-short race bench eval bench-xapian bench-index lint fmt clean
+.PHONY: build demo demo-acm test test-short race bench eval bench-xapian bench-index bench-compare sweep lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
@@ -65,6 +65,11 @@ bench-xapian:
 # Whole-collection ingest + index wall time and peak RSS, and query latency.
 bench-index: build
 	bash benchmarks/index-bench.sh $(ACMCR)
+
+# citefind and Xapian in one run, with ratios (docs/benchmarks.md).
+bench-compare: build
+	bash benchmarks/setup-xapian.sh
+	$(PY_XAPIAN) benchmarks/compare.py --data $(ACMCR) | tee benchmarks/out/compare.md
 
 lint:
 	$(GO) vet ./...

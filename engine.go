@@ -22,9 +22,19 @@ const (
 // ErrNoDatabase means the database folder has no store or no index yet.
 var ErrNoDatabase = errors.New("no citefind database")
 
+// DefaultSparseOptions are the BM25 settings citefind ships, tuned on
+// ACM-CR (docs/bm25.md): k1 2.0, b 0.75, query-term saturation k3 1, and
+// the combined text field plus the title at weight 0.25.
+func DefaultSparseOptions() sparse.Options {
+	return sparse.Options{K1: 2.0, B: 0.75, K3: 1,
+		FieldWeights: map[string]float64{sparse.FieldText: 1, sparse.FieldTitle: 0.25}}
+}
+
 // EngineOptions configure Open. The zero value uses the tuned defaults.
 type EngineOptions struct {
-	Sparse sparse.Options // BM25 parameters and field weights; zero = defaults
+	// Sparse sets BM25 parameters and field weights; the zero value means
+	// DefaultSparseOptions().
+	Sparse sparse.Options
 	// AllowStale opens an index older than the store (with a warning in
 	// every result) instead of failing.
 	AllowStale bool
@@ -70,7 +80,11 @@ func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) 
 		}
 		e.warnings = append(e.warnings, "the BM25 index is older than the store; results may miss recent papers")
 	}
-	e.bm25, err = sparse.Open(filepath.Join(dir, SparseDir), opts.Sparse)
+	so := opts.Sparse
+	if so.K1 == 0 && so.B == 0 && so.K3 == 0 && so.FieldWeights == nil {
+		so = DefaultSparseOptions()
+	}
+	e.bm25, err = sparse.Open(filepath.Join(dir, SparseDir), so)
 	if err != nil {
 		st.Close()
 		return nil, err

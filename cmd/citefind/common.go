@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -23,13 +24,36 @@ type bm25Flags struct {
 }
 
 func (f *bm25Flags) register(fs *flag.FlagSet) {
-	fs.Float64Var(&f.k1, "bm25-k1", 0, "BM25 k1 (0 = default)")
-	fs.Float64Var(&f.b, "bm25-b", 0, "BM25 b in (0, 1] (0 = default)")
-	fs.Float64Var(&f.k3, "bm25-k3", 0, "BM25 query-term saturation k3 (0 = none: a repeated query term counts each time)")
-	fs.StringVar(&f.weights, "field-weights", "", "BM25 field weights, e.g. `text=1,title=0.5` (empty = default)")
+	d := citefind.DefaultSparseOptions()
+	fs.Float64Var(&f.k1, "bm25-k1", d.K1, "BM25 term-frequency saturation k1 (> 0)")
+	fs.Float64Var(&f.b, "bm25-b", d.B, "BM25 length normalisation b, in (0, 1]")
+	fs.Float64Var(&f.k3, "bm25-k3", d.K3, "BM25 query-term saturation k3 (0 = none: a repeated query term counts each time)")
+	fs.StringVar(&f.weights, "field-weights", formatWeights(d.FieldWeights), "BM25 field `WEIGHTS` over text (title+abstract+keywords) and title")
+}
+
+func formatWeights(w map[string]float64) string {
+	keys := make([]string, 0, len(w))
+	for k := range w {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // "text" before "title"
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+strconv.FormatFloat(w[k], 'g', -1, 64))
+	}
+	return strings.Join(parts, ",")
 }
 
 func (f *bm25Flags) options() (sparse.Options, error) {
+	if f.k1 <= 0 {
+		return sparse.Options{}, usageErr("--bm25-k1 must be > 0, got %v", f.k1)
+	}
+	if f.b <= 0 || f.b > 1 {
+		return sparse.Options{}, usageErr("--bm25-b must be in (0, 1], got %v", f.b)
+	}
+	if f.k3 < 0 {
+		return sparse.Options{}, usageErr("--bm25-k3 must be >= 0, got %v", f.k3)
+	}
 	o := sparse.Options{K1: f.k1, B: f.b, K3: f.k3}
 	if f.weights != "" {
 		o.FieldWeights = map[string]float64{}

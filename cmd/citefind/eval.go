@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/corpus"
@@ -165,6 +166,18 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		res.Stage = citefind.RetrieverBM25
 		results = append(results, res)
 	}
+	if len(results) > 1 {
+		var lat []time.Duration
+		for _, res := range results {
+			for _, q := range res.PerQuery {
+				if q.Err == "" {
+					lat = append(lat, q.Latency)
+				}
+			}
+		}
+		fmt.Fprintf(c.stderr, "latency over all %d queries: p50 %.1f ms, p99 %.1f ms\n", len(lat),
+			ms(eval.Percentile(lat, 50)), ms(eval.Percentile(lat, 99)))
+	}
 	if *runOut != "" {
 		for _, res := range results {
 			path := *runOut
@@ -221,6 +234,8 @@ func (c *evalCmd) ensureDB(ctx context.Context, db, bench string, files []string
 	_, err = citefind.BuildIndexes(ctx, db, st, citefind.BuildOptions{Progress: prog})
 	return err
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func writeFile(path string, fn func(io.Writer) error) error {
 	tmp := path + ".tmp"
