@@ -24,22 +24,6 @@ import (
 	"unicode/utf8"
 )
 
-// Sentinel errors that the readers wrap in ParseError.Err (test with
-// errors.Is).
-var (
-	// ErrSyntax means a record is malformed: an unterminated entry, value
-	// or quoted string, a missing citation key, a field without "=",
-	// invalid JSON, …
-	ErrSyntax = errors.New("syntax error")
-	// ErrUndefinedMacro means a BibTeX value names an @string macro that
-	// was not defined earlier in the file; the entry is skipped.
-	ErrUndefinedMacro = errors.New("undefined @string macro")
-	// ErrNoTitle means a record has no title (or an empty one); a paper
-	// needs a title, so the record is skipped.
-	ErrNoTitle = errors.New("record has no title")
-	// ErrBadField means a CSL-JSON field has the wrong JSON type.
-	ErrBadField = errors.New("bad field")
-)
 
 // readCheckEvery is how many records a reader handles between two checks of
 // its context.

@@ -13,4 +13,21 @@ var (
 	// ErrSchemaVersion means the store file was written by a newer
 	// citefind whose schema this version does not know.
 	ErrSchemaVersion = errors.New("unsupported store schema version")
+
+	// Errors the readers wrap in ParseError.Err.
+
+	// ErrSyntax means a record is malformed: an unterminated entry, value
+	// or quoted string, a missing citation key, a field without "=",
+	// invalid JSON, …
+	ErrSyntax = errors.New("syntax error")
+	// ErrUndefinedMacro means a BibTeX value names an @string macro that
+	// was not defined earlier in the file; the entry is skipped.
+	ErrUndefinedMacro = errors.New("undefined @string macro")
+	// ErrNoTitle means a record has no title (or an empty one); a paper
+	// needs a title, so the record is skipped.
+	ErrNoTitle = errors.New("record has no title")
+	// ErrBadField means a CSL-JSON field has the wrong JSON type.
+	ErrBadField = errors.New("bad field")
+	// ErrUnknownFormat means ReadFile does not know the file's extension.
+	ErrUnknownFormat = errors.New("unknown file format")
 )

@@ -101,7 +101,7 @@ func TestMergeFillsGapsOnly(t *testing.T) {
 func TestPaperCSLJSON(t *testing.T) {
 	p := corpus.Paper{ID: "10.1145/1571941.1572114", Type: "paper-conference", Title: "Reciprocal Rank Fusion",
 		Authors: []corpus.Author{{Family: "Cormack", Given: "Gordon V."}, {Literal: "TREC Team"}},
-		Year: 2009, Venue: "SIGIR", DOI: "10.1145/1571941.1572114", Keywords: []string{"rank fusion", "metasearch"},
+		Year:    2009, Venue: "SIGIR", DOI: "10.1145/1571941.1572114", Keywords: []string{"rank fusion", "metasearch"},
 		Pages: "758–759", ArXiv: "0000.00000"}
 	b, err := json.Marshal(p)
 	require.NoError(t, err)

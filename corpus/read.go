@@ -2,15 +2,12 @@ package corpus
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-// ErrUnknownFormat means ReadFile does not know the file's extension.
-var ErrUnknownFormat = errors.New("unknown file format")
 
 // Extensions returns the file extensions ReadFile reads, lower-case with
 // the dot: ".bib", ".bibtex" (BibTeX), ".json" (CSL-JSON), ".jsonl",
