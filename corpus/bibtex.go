@@ -24,7 +24,6 @@ import (
 	"unicode/utf8"
 )
 
-
 // readCheckEvery is how many records a reader handles between two checks of
 // its context.
 const readCheckEvery = 1000

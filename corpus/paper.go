@@ -41,7 +41,7 @@ type Paper struct {
 	DOI       string   // normalised (see NormalizeDOI); empty when unknown
 	URL       string   //
 	Abstract  string   //
-	Keywords  []string //
+	Keywords  []string // each trimmed; CSL-JSON joins them with ", ", so a keyword holds no "," or ";"
 	ArXiv     string   // arXiv id without version, e.g. "1706.03762"
 	Publisher string
 	Volume    string

@@ -8,7 +8,6 @@ import (
 	"strings"
 )
 
-
 // Extensions returns the file extensions ReadFile reads, lower-case with
 // the dot: ".bib", ".bibtex" (BibTeX), ".json" (CSL-JSON), ".jsonl",
 // ".ndjson" (JSON Lines of CSL-JSON items). Extensions match in any case.
