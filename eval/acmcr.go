@@ -37,6 +37,11 @@ type TopicSet struct {
 	Queries  []Query  // in file order
 	Unjudged []string // ids of topics with no relevant qrels line; kept out of Queries
 	Orphans  []string // topic ids that occur in the qrels but not in the topics file (sorted)
+	// Gold describes the judged ids of a benchmark without a collection of
+	// its own (CiteME, LitSearch, ScholarGym): Query.Relevant holds keys of
+	// this map, and MatchGold finds the papers they name. nil for sets
+	// judged by paper IDs or aliases (ACM-CR, jsonl).
+	Gold map[string]Gold
 }
 
 // ACMCR is the ACM-CR test collection as found on disk.

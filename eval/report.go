@@ -53,21 +53,42 @@ func isSpace(r rune) bool {
 }
 
 // WriteMarkdown writes one Markdown table row per result (topic set ×
-// stage), in the order given: queries, recall@10, recall@100, ndcg@10,
-// mrr@10 (4 decimals), p50/p99 latency in milliseconds, relevant papers
-// missing from the collection, and failed queries.
+// stage), in the order given: queries, recall@1/5/10/20/50/100, ndcg@10,
+// mrr@10 and acc@1 (4 decimals), p50/p99 latency in milliseconds, coverage
+// (relevant items found in the collection / all relevant items, summed over
+// queries; the missing ones count in the recall denominator) and failed
+// queries.
 func WriteMarkdown(w io.Writer, results []*Result) error {
 	var b bytes.Buffer
-	b.WriteString("| bench | stage | queries | recall@10 | recall@100 | ndcg@10 | mrr@10 | p50 ms | p99 ms | missing relevant | failed |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| bench | stage | queries | " + strings.Join(MetricKeys(), " | ") + " | p50 ms | p99 ms | coverage | failed |\n")
+	b.WriteString("|---|---|--:|" + strings.Repeat("--:|", len(MetricKeys())) + "--:|--:|--:|--:|\n")
 	for _, r := range results {
-		fmt.Fprintf(&b, "| %s | %s | %d | %.4f | %.4f | %.4f | %.4f | %.1f | %.1f | %d | %d |\n",
-			benchName(r), stageName(r), r.Queries,
-			r.Metrics[Recall10], r.Metrics[Recall100], r.Metrics[NDCG10], r.Metrics[MRR10],
-			ms(r.LatencyP50), ms(r.LatencyP99), r.Missing, r.Failed)
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.1f | %.1f | %s | %d |\n",
+			benchName(r), stageName(r), r.Queries, metricCells(r.Metrics),
+			ms(r.LatencyP50), ms(r.LatencyP99), coverageCell(r), r.Failed)
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+func metricCells(m Metrics) string {
+	cells := make([]string, 0, len(MetricKeys()))
+	for _, k := range MetricKeys() {
+		cells = append(cells, fmt.Sprintf("%.4f", m[k]))
+	}
+	return strings.Join(cells, " | ")
+}
+
+// coverageCell is "found/total (pct%)", or "–" when the result does not
+// know its relevant total (a result made before coverage was recorded).
+func coverageCell(r *Result) string {
+	if r.Relevant == 0 {
+		if r.Missing > 0 {
+			return fmt.Sprintf("%d missing", r.Missing)
+		}
+		return "–"
+	}
+	return fmt.Sprintf("%d/%d (%.1f%%)", r.Relevant-r.Missing, r.Relevant, 100*r.Coverage())
 }
 
 // WriteJSON writes the report of `citefind eval --json`: a JSON array with
@@ -83,11 +104,16 @@ func WriteMarkdown(w io.Writer, results []*Result) error {
 //	    "stages": {
 //	      "bm25": {"metrics": {…}, "latency_ms": {"p50": 3.1, "p99": 12.7}, "failed": 0}
 //	    },
-//	    "missing_relevant": 2
+//	    "missing_relevant": 2,
+//	    "coverage": {"relevant": 903, "found": 901, "fraction": 0.997785, "answerable_queries": 269,
+//	                 "unjudged_topics": 0, "matched_by": {"id": 901}}
 //	  }
 //	]
 //
 // "metrics" at the top is that of the last stage (the pipeline's output).
+// "coverage" counts relevant items (judgements, summed over queries) found
+// in the collection; "matched_by" is present for benchmarks matched by
+// MatchGold.
 // Keys are in a fixed order: object keys as above, metrics in MetricKeys
 // order then any other metric by name, stages in the order given. Metric
 // values are rounded to 6 decimals, latencies to 3 (milliseconds). An
@@ -132,6 +158,7 @@ func WriteJSON(w io.Writer, results []*Result) error {
 			{"metrics", metricsObject(last.Metrics)},
 			{"stages", stages},
 			{"missing_relevant", first.Missing},
+			{"coverage", coverageObject(first)},
 		})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
@@ -222,4 +249,34 @@ func (o object) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+func coverageObject(r *Result) object {
+	o := object{
+		{"relevant", r.Relevant},
+		{"found", r.Relevant - r.Missing},
+		{"fraction", round(r.Coverage(), 6)},
+		{"answerable_queries", r.Answerable},
+		{"unjudged_topics", r.Unjudged},
+	}
+	if r.MatchedBy != nil {
+		var by object
+		for _, k := range sortedKeysInt(r.MatchedBy) {
+			by = append(by, field{k, r.MatchedBy[k]})
+		}
+		if by == nil {
+			by = object{}
+		}
+		o = append(o, field{"matched_by", by})
+	}
+	return o
+}
+
+func sortedKeysInt(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

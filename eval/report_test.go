@@ -47,7 +47,7 @@ func testResults() []*eval.Result {
 		Bench: "acm-cr", Set: "contexts", Stage: "bm25", Queries: 3, Failed: 1,
 		Metrics:    m(1.0/3, 0.5, 0.40876479517697226, 2.0/3),
 		LatencyP50: 1500 * time.Microsecond, LatencyP99: 12345678 * time.Nanosecond,
-		Missing: 1,
+		Missing: 1, Relevant: 5, Answerable: 3,
 		PerQuery: []eval.QueryResult{
 			{ID: "340982510", Hits: []corpus.Hit{{ID: "10.1145/a.1", Score: 12.5}, {ID: "h:3f2a9c01b2de", Score: 7.25}, {ID: "10.1145/a.1", Score: 7}, {ID: "arxiv:1706.03762", Score: 1e-7}}},
 			{ID: "340982510#2", Err: "boom"},
@@ -57,12 +57,13 @@ func testResults() []*eval.Result {
 	rerank := &eval.Result{
 		Bench: "acm-cr", Set: "contexts", Stage: "rerank", Queries: 3, Failed: 1,
 		Metrics:    m(0.5, 0.5, 0.5, 0.75),
-		LatencyP50: 20 * time.Millisecond, LatencyP99: 40 * time.Millisecond, Missing: 1,
+		LatencyP50: 20 * time.Millisecond, LatencyP99: 40 * time.Millisecond, Missing: 1, Relevant: 5, Answerable: 3,
 	}
 	sentences := &eval.Result{
 		Bench: "acm-cr", Set: "sentences", Stage: "bm25", Queries: 552,
 		Metrics:    m(0.390, 0.7, 0.3156, 0.35),
-		LatencyP50: 900 * time.Microsecond, LatencyP99: 3 * time.Millisecond, Missing: 2,
+		LatencyP50: 900 * time.Microsecond, LatencyP99: 3 * time.Millisecond, Missing: 2, Relevant: 978, Answerable: 551,
+		MatchedBy: map[string]int{"id": 976},
 	}
 	return []*eval.Result{bm25, rerank, sentences}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/citefind/citefind/corpus"
@@ -39,6 +40,14 @@ type Options struct {
 	// store's alias lookup is needed: records without a doi field get a
 	// hashed paper ID, not their 10.5555 key.
 	Resolve func(ids []string) (map[string]string, error)
+	// ResolveGold, when set, is used instead of Resolve: it maps each judged
+	// id to every paper that satisfies it, and says how it was matched (see
+	// MatchGold). A judged id with no paper is missing from the collection.
+	// A gold paper known under several papers of the collection (CiteME's
+	// alternative titles, one paper under two DOIs) is one relevant item:
+	// the first of its papers in the ranking counts, later ones are scored
+	// as non-relevant hits.
+	ResolveGold func(ids []string) (map[string]Match, error)
 	// Progress, when set, is called after each query with the number of
 	// queries done and the total.
 	Progress func(done, total int)
@@ -52,9 +61,12 @@ type QueryResult struct {
 	Hits            []corpus.Hit  // best first, at most K
 	Metrics         Metrics       // all zero when Err is set
 	Latency         time.Duration // wall time of the Retrieve call
-	Relevant        int           // judged relevant ids (distinct paper IDs)
-	RelevantMissing int           // judged relevant ids not found by Resolve = not in the collection
-	Err             string        // retrieval error; "" on success
+	Relevant        int           // relevant items: judged ids, merged when they name the same paper
+	RelevantMissing int           // of those, judged ids not found by Resolve = not in the collection
+	// Ranks are the 1-based ranks (ascending, ≤ K) at which relevant items
+	// were retrieved; with Relevant they give recall at any depth (RecallCurve).
+	Ranks []int
+	Err   string // retrieval error; "" on success
 }
 
 // Result is one topic set run through one retriever stage.
@@ -67,14 +79,55 @@ type Result struct {
 	Metrics Metrics
 	// Latency percentiles (nearest rank) over the queries that did not fail.
 	LatencyP50, LatencyP99 time.Duration
-	Missing                int // relevant docs absent from the collection, summed over queries
-	PerQuery               []QueryResult
+	Missing                int // relevant items absent from the collection, summed over queries
+	// Relevant is the number of relevant items summed over queries;
+	// coverage is (Relevant-Missing)/Relevant.
+	Relevant int
+	// Answerable is the number of queries with at least one relevant item
+	// in the collection.
+	Answerable int
+	// Unjudged is the number of topics of the set left out for having no
+	// judgement (TopicSet.Unjudged).
+	Unjudged int
+	// MatchedBy counts the judged ids found in the collection by how they
+	// were matched ("id", "doi", "arxiv", "title"), summed over queries;
+	// nil unless Options.ResolveGold was used.
+	MatchedBy map[string]int
+	PerQuery  []QueryResult
 }
 
-// missingPrefix marks a relevant id that is not in the collection: no
-// paper ID starts with a NUL byte, so it is never retrieved but still counts
-// in the recall denominator.
-const missingPrefix = "\x00missing:"
+// Coverage returns the fraction of relevant items found in the collection,
+// in [0, 1]; 1 when there is no relevant item.
+func (r *Result) Coverage() float64 {
+	if r.Relevant == 0 {
+		return 1
+	}
+	return float64(r.Relevant-r.Missing) / float64(r.Relevant)
+}
+
+// Stage is one named step of the retrieval pipeline evaluated on its own
+// ("bm25", later "dense", "fused", "reranked", "picked").
+type Stage struct {
+	Name      string
+	Retriever Retriever
+}
+
+// RunStages runs every stage over set, one after the other, and returns
+// one Result per stage in the order given (Options.Stage is replaced by
+// each stage's name). It stops at the first error Run returns.
+func RunStages(ctx context.Context, set TopicSet, stages []Stage, opts Options) ([]*Result, error) {
+	out := make([]*Result, 0, len(stages))
+	for _, st := range stages {
+		o := opts
+		o.Stage = st.Name
+		res, err := Run(ctx, set, st.Retriever, o)
+		if err != nil {
+			return nil, fmt.Errorf("stage %s: %w", st.Name, err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
 
 // Run sends every query of set to r, one at a time, and scores the hits
 // against the judgements. A query whose retrieval fails is recorded with
@@ -82,6 +135,22 @@ const missingPrefix = "\x00missing:"
 // error when ctx is cancelled (ctx.Err()), when Resolve fails, and
 // ErrEmptyBenchmark when set has no query.
 func Run(ctx context.Context, set TopicSet, r Retriever, opts Options) (*Result, error) {
+	return run(ctx, set, opts, func(ctx context.Context, q Query, k int) ([]corpus.Hit, error) {
+		return r.Retrieve(ctx, q.Text, k)
+	})
+}
+
+// ScoreRun scores a ranking made elsewhere (a TREC run file): hits maps a
+// query id of set to its hits, best first. A query of set without an
+// entry is scored zero with an empty ranking, as trec_eval -c does.
+// Latencies are zero.
+func ScoreRun(ctx context.Context, set TopicSet, hits map[string][]corpus.Hit, opts Options) (*Result, error) {
+	return run(ctx, set, opts, func(ctx context.Context, q Query, k int) ([]corpus.Hit, error) {
+		return hits[q.ID], nil
+	})
+}
+
+func run(ctx context.Context, set TopicSet, opts Options, retrieve func(context.Context, Query, int) ([]corpus.Hit, error)) (*Result, error) {
 	if len(set.Queries) == 0 {
 		return nil, fmt.Errorf("topic set %q: %w", set.Name, ErrEmptyBenchmark)
 	}
@@ -89,52 +158,52 @@ func Run(ctx context.Context, set TopicSet, r Retriever, opts Options) (*Result,
 	if k <= 0 {
 		k = DefaultK
 	}
-	resolved, err := resolveAll(set, opts.Resolve)
+	resolved, err := resolveAll(set, opts)
 	if err != nil {
 		return nil, fmt.Errorf("resolve judged ids: %w", err)
 	}
-	res := &Result{Bench: opts.Bench, Set: set.Name, Stage: opts.Stage, Queries: len(set.Queries)}
+	res := &Result{Bench: opts.Bench, Set: set.Name, Stage: opts.Stage, Queries: len(set.Queries), Unjudged: len(set.Unjudged)}
+	if opts.ResolveGold != nil {
+		res.MatchedBy = map[string]int{}
+	}
 	per := make([]Metrics, 0, len(set.Queries))
 	var lat []time.Duration
 	for i, q := range set.Queries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rel := map[string]bool{}
 		qr := QueryResult{ID: q.ID}
-		for _, id := range q.Relevant {
-			if pid, ok := resolved[id]; ok {
-				rel[pid] = true
-			} else {
-				rel[missingPrefix+id] = true
-				qr.RelevantMissing++
-			}
+		j := judge(q, resolved)
+		qr.Relevant, qr.RelevantMissing = j.items, j.missing
+		for _, by := range j.by {
+			res.MatchedBy[by]++
 		}
-		qr.Relevant = len(rel)
 
 		start := time.Now()
-		hits, err := r.Retrieve(ctx, q.Text, k)
+		hits, err := retrieve(ctx, q, k)
 		qr.Latency = time.Since(start)
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, cerr
 			}
 			qr.Err = err.Error()
-			qr.Metrics = Score(nil, rel)
+			qr.Metrics = Score(nil, j.relevant)
 			res.Failed++
 		} else {
 			if len(hits) > k {
 				hits = hits[:k]
 			}
 			qr.Hits = hits
-			ids := make([]string, len(hits))
-			for j, h := range hits {
-				ids[j] = h.ID
-			}
-			qr.Metrics = Score(ids, rel)
+			var keys []string
+			keys, qr.Ranks = j.rank(hits)
+			qr.Metrics = Score(keys, j.relevant)
 			lat = append(lat, qr.Latency)
 		}
+		res.Relevant += qr.Relevant
 		res.Missing += qr.RelevantMissing
+		if qr.Relevant > qr.RelevantMissing {
+			res.Answerable++
+		}
 		res.PerQuery = append(res.PerQuery, qr)
 		per = append(per, qr.Metrics)
 		if opts.Progress != nil {
@@ -147,8 +216,101 @@ func Run(ctx context.Context, set TopicSet, r Retriever, opts Options) (*Result,
 	return res, nil
 }
 
-// resolveAll maps every judged id of set to its paper ID.
-func resolveAll(set TopicSet, resolve func([]string) (map[string]string, error)) (map[string]string, error) {
+// Match is how one judged id was found in the collection.
+type Match struct {
+	// Papers are the paper IDs that satisfy the judged id (any one of
+	// them counts); empty when it is not in the collection.
+	Papers []string
+	// By says how it was matched: "id" (paper ID or alias), "doi",
+	// "arxiv" or "title"; "" when not found.
+	By string
+}
+
+// Keys in the id space Score sees. No paper ID contains a NUL byte, so
+// these are never confused with one.
+const (
+	itemPrefix    = "\x00item:"    // a relevant item found in the collection
+	missingPrefix = "\x00missing:" // a relevant item not in the collection: never retrieved, still in the recall denominator
+	repeatPrefix  = "\x00repeat:"  // a further paper of an item already retrieved: takes a rank, not relevant
+)
+
+// judgement is one query's relevant items in Score's id space.
+type judgement struct {
+	relevant map[string]bool // item and missing keys
+	item     map[string]int  // paper ID → item number
+	items    int
+	missing  int
+	by       []string // how each found judged id was matched
+}
+
+// judge groups the judged ids of q into relevant items: judged ids that
+// share a paper are one item, and a paper claimed by two judged ids
+// belongs to the first.
+func judge(q Query, resolved map[string]Match) judgement {
+	j := judgement{relevant: map[string]bool{}, item: map[string]int{}}
+	for _, id := range q.Relevant {
+		m := resolved[id]
+		if len(m.Papers) == 0 {
+			j.relevant[missingPrefix+id] = true
+			j.missing++
+			j.items++
+			continue
+		}
+		if m.By != "" {
+			j.by = append(j.by, m.By)
+		}
+		n, merged := -1, false
+		for _, p := range m.Papers {
+			if it, ok := j.item[p]; ok {
+				n, merged = it, true
+				break
+			}
+		}
+		if !merged {
+			n = j.items
+			j.items++
+			j.relevant[itemPrefix+strconv.Itoa(n)] = true
+		}
+		for _, p := range m.Papers {
+			if _, ok := j.item[p]; !ok {
+				j.item[p] = n
+			}
+		}
+	}
+	return j
+}
+
+// rank maps hits to Score's id space: a repeated paper ID is dropped (it
+// takes no rank), a paper of a relevant item becomes the item's key at its
+// first rank and a non-relevant repeat key later. It also returns the
+// ranks at which items were found.
+func (j judgement) rank(hits []corpus.Hit) ([]string, []int) {
+	keys := make([]string, 0, len(hits))
+	seen := make(map[string]bool, len(hits))
+	found := map[int]bool{}
+	var ranks []int
+	for _, h := range hits {
+		if seen[h.ID] {
+			continue
+		}
+		seen[h.ID] = true
+		n, ok := j.item[h.ID]
+		switch {
+		case !ok:
+			keys = append(keys, h.ID)
+		case found[n]:
+			keys = append(keys, repeatPrefix+h.ID)
+		default:
+			found[n] = true
+			keys = append(keys, itemPrefix+strconv.Itoa(n))
+			ranks = append(ranks, len(keys))
+		}
+	}
+	return keys, ranks
+}
+
+// resolveAll maps every judged id of set to the papers that satisfy it.
+func resolveAll(set TopicSet, opts Options) (map[string]Match, error) {
 	seen := map[string]bool{}
 	var ids []string
 	for _, q := range set.Queries {
@@ -160,18 +322,28 @@ func resolveAll(set TopicSet, resolve func([]string) (map[string]string, error))
 		}
 	}
 	sort.Strings(ids)
-	if resolve == nil {
-		out := make(map[string]string, len(ids))
+	out := make(map[string]Match, len(ids))
+	switch {
+	case opts.ResolveGold != nil:
+		return opts.ResolveGold(ids)
+	case opts.Resolve != nil:
+		m, err := opts.Resolve(ids)
+		if err != nil {
+			return nil, err
+		}
+		for id, p := range m {
+			out[id] = Match{Papers: []string{p}}
+		}
+	default:
 		for _, id := range ids {
 			if d := corpus.NormalizeDOI(id); d != "" {
-				out[id] = d
+				out[id] = Match{Papers: []string{d}}
 			} else {
-				out[id] = id
+				out[id] = Match{Papers: []string{id}}
 			}
 		}
-		return out, nil
 	}
-	return resolve(ids)
+	return out, nil
 }
 
 // Percentile returns the p-th percentile (0 < p ≤ 100) of ds by the

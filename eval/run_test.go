@@ -3,6 +3,7 @@ package eval_test
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -194,4 +195,74 @@ func TestPercentile(t *testing.T) {
 		v = append(v, i)
 	}
 	assert.Equal(t, 99*time.Millisecond, eval.Percentile(ms(v...), 99))
+}
+
+// A gold paper known under two papers of the collection (CiteME's
+// alternative titles) is one relevant item: the first of its papers in the
+// ranking counts, the second takes its rank but is not relevant.
+func TestRunGoldAlternatives(t *testing.T) {
+	set := eval.TopicSet{Name: "alt", Queries: []eval.Query{
+		{ID: "q1", Text: "one", Relevant: []string{"g1"}},
+		{ID: "q2", Text: "two", Relevant: []string{"g1", "g2", "gone"}},
+	}}
+	resolveGold := func(ids []string) (map[string]eval.Match, error) {
+		return map[string]eval.Match{
+			"g1": {Papers: []string{"alt-a", "alt-b"}, By: eval.ByTitle},
+			"g2": {Papers: []string{"p2"}, By: eval.ByArXiv},
+		}, nil
+	}
+	r := fakeStage(map[string][]string{
+		// q1: alt-b at 2, alt-a at 3 → the item at rank 2
+		"one": {"x", "alt-b", "alt-a"},
+		// q2: alt-a at 1, alt-b at 2 (repeat, not relevant), p2 at 3, the same
+		// hit twice (dropped, takes no rank)
+		"two": {"alt-a", "alt-b", "alt-b", "p2"},
+	})
+	res, err := eval.Run(t.Context(), set, r, eval.Options{ResolveGold: resolveGold})
+	require.NoError(t, err)
+	q1, q2 := res.PerQuery[0], res.PerQuery[1]
+	assert.Equal(t, 1, q1.Relevant)
+	assert.Equal(t, []int{2}, q1.Ranks)
+	assert.InDelta(t, 0, q1.Metrics[eval.Recall1], 1e-12)
+	assert.InDelta(t, 1, q1.Metrics[eval.Recall5], 1e-12, "one item, found once: recall 1, not 2")
+	assert.InDelta(t, 0.5, q1.Metrics[eval.MRR10], 1e-12)
+	assert.InDelta(t, 1/math.Log2(3), q1.Metrics[eval.NDCG10], 1e-12) // ideal DCG of one item = 1
+
+	assert.Equal(t, 3, q2.Relevant)
+	assert.Equal(t, 1, q2.RelevantMissing)
+	assert.Equal(t, []int{1, 3}, q2.Ranks)
+	assert.InDelta(t, 1.0/3, q2.Metrics[eval.Recall1], 1e-12)
+	assert.InDelta(t, 2.0/3, q2.Metrics[eval.Recall5], 1e-12)
+	// DCG = 1 + 1/log2(4) = 1.5; ideal over 3 items = 1 + 1/log2(3) + 1/2
+	assert.InDelta(t, 1.5/(1+1/math.Log2(3)+0.5), q2.Metrics[eval.NDCG10], 1e-12)
+	assert.Equal(t, 1.0, q2.Metrics[eval.Acc1])
+
+	assert.Equal(t, 4, res.Relevant)
+	assert.Equal(t, 1, res.Missing)
+	assert.Equal(t, 2, res.Answerable)
+	assert.InDelta(t, 0.75, res.Coverage(), 1e-12)
+	assert.Equal(t, map[string]int{"title": 2, "arxiv": 1}, res.MatchedBy)
+
+	// The recall curve agrees with the recall metrics at every cut-off.
+	curve := eval.RecallCurve(res, 100)
+	for k, key := range map[int]string{1: eval.Recall1, 5: eval.Recall5, 10: eval.Recall10, 100: eval.Recall100} {
+		assert.InDelta(t, res.Metrics[key], curve[k-1], 1e-12, key)
+	}
+	assert.InDelta(t, (0+1.0/3)/2, curve[0], 1e-12)
+	assert.InDelta(t, (1+1.0/3)/2, curve[1], 1e-12)
+	assert.InDelta(t, (1+2.0/3)/2, curve[2], 1e-12)
+}
+
+func TestScoreRun(t *testing.T) {
+	res, err := eval.ScoreRun(t.Context(), testSet, map[string][]corpus.Hit{
+		"q1": hits("10.1145/a.1"),
+		"q3": hits("x", "p-b"),
+	}, eval.Options{Resolve: func(ids []string) (map[string]string, error) {
+		return map[string]string{"10.1145/A.1": "10.1145/a.1", "alias-b": "p-b"}, nil
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.Failed, "q2 has no line: scored 0, not failed")
+	assert.InDelta(t, 0.5, res.PerQuery[0].Metrics[eval.Recall1], 1e-12)
+	assert.Zero(t, res.PerQuery[1].Metrics[eval.Recall100])
+	assert.Equal(t, []int{2}, res.PerQuery[2].Ranks)
 }
