@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-short race bench eval bench-xapian bench-index bench-compare sweep lint fmt clean
+.PHONY: build demo demo-acm test test-short race bench fuzz eval bench-xapian bench-index bench-compare sweep lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
@@ -36,7 +36,7 @@ demo-acm: build
 test:
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 15m ./...
-	$(GO) test -timeout 20m -run 'ACMCR|RealData' ./...
+	$(GO) test -timeout 20m -run 'ACMCR|RealData|Kill' ./...
 
 test-short:
 	$(GO) test -short ./...
@@ -47,15 +47,40 @@ race:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
-# ACM-CR, both topic sets, with the shipped defaults; writes docs/eval/acm-cr.md.
+# Each fuzz target for FUZZTIME (seed corpora in PKG/testdata/fuzz/TARGET/; new
+# inputs are minimised for at most 10 s, during which no executions count;
+# a crasher lands there too and then runs in every `go test` as a regression).
+FUZZTIME ?= 60s
+FUZZ_TARGETS := ./corpus:FuzzReadBibTeX ./corpus:FuzzReadJSONL ./retrieve:FuzzClean
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "== $$name ($$pkg, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s $$pkg; done
+
+# ACM-CR, both topic sets: BM25 with textbook settings (A) and with the shipped
+# tuned defaults (B), every metric per set and stage, compared query by query
+# (bootstrap CIs, randomisation test); writes docs/eval/acm-cr.md and its
+# figures (docs/eval/acm-cr-*.png, .svg). Runs and TREC run files go to
+# benchmarks/out.
+EVAL_OUT := benchmarks/out
+EVAL_TEXTBOOK := --bm25-k1 1.2 --bm25-b 0.75 --bm25-k3 0 --field-weights text=1
 eval: build
 	@test -d $(ACMCR) || { echo "ACM-CR not found at $(ACMCR) (set CITEFIND_DATA)"; exit 1; }
-	@mkdir -p docs/eval benchmarks/out
-	$(BIN) eval --bench acm-cr --db $(EVAL_DB) --run-out benchmarks/out/citefind-bm25.run > benchmarks/out/eval.md
+	@mkdir -p docs/eval $(EVAL_OUT)
+	$(BIN) eval --bench acm-cr --db $(EVAL_DB) --data $(ACMCR) --quiet --label textbook $(EVAL_TEXTBOOK) \
+	  --save-run $(EVAL_OUT)/acm-cr-textbook.json > /dev/null
+	$(BIN) eval --bench acm-cr --db $(EVAL_DB) --data $(ACMCR) --quiet --label tuned \
+	  --save-run $(EVAL_OUT)/acm-cr-tuned.json --run-out $(EVAL_OUT)/citefind-bm25.run > $(EVAL_OUT)/eval.md
+	$(BIN) eval --compare $(EVAL_OUT)/acm-cr-textbook.json $(EVAL_OUT)/acm-cr-tuned.json \
+	  --report docs/eval/acm-cr.md > /dev/null
 	{ echo "# ACM-CR evaluation"; echo; \
-	  echo "Produced by \`make eval\` at commit $$(git rev-parse --short HEAD) on $$(date -u +%Y-%m-%d)."; echo; \
-	  cat benchmarks/out/eval.md; } > docs/eval/acm-cr.md
-	cat docs/eval/acm-cr.md
+	  echo "Produced by \`make eval\` at commit $(VERSION) on $$(date -u +%Y-%m-%d) ($$(nproc) cores, $$(uname -sm))."; \
+	  echo "The target runs \`citefind eval --bench acm-cr --db $(EVAL_DB)\` twice over the same index, with textbook"; \
+	  echo "BM25 settings (\`$(EVAL_TEXTBOOK)\`, run A) and with the shipped defaults (run B, docs/bm25.md),"; \
+	  echo "saving each run (\`--save-run\`), then \`citefind eval --compare A B --report docs/eval/acm-cr.md\`."; \
+	  echo "Each run's exact command line is listed under Runs."; echo; \
+	  cat docs/eval/acm-cr.md; } > docs/eval/acm-cr.md.new && mv docs/eval/acm-cr.md.new docs/eval/acm-cr.md
+	cat $(EVAL_OUT)/eval.md
 
 # Peer comparison: Xapian BM25 (Debian python3-xapian) and citefind on the same collection.
 bench-xapian:

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/citefind/citefind/corpus"
@@ -64,30 +65,38 @@ func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) 
 		return nil, err
 	}
 	e := &Engine{dir: dir, store: st, raw: opts.Raw}
-	ok, _, err := IndexState(ctx, dir, st)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	if !ok {
-		if _, statErr := os.Stat(filepath.Join(dir, SparseDir)); statErr != nil {
-			st.Close()
-			return nil, fmt.Errorf("%w: the BM25 index of %s is missing (run `citefind index --db %s` to build it)", ErrNoDatabase, dir, dir)
-		}
-		if !opts.AllowStale {
-			st.Close()
-			return nil, fmt.Errorf("the BM25 index of %s is older than its store (run `citefind index --db %s` to rebuild it)", dir, dir)
-		}
-		e.warnings = append(e.warnings, "the BM25 index is older than the store; results may miss recent papers")
-	}
 	so := opts.Sparse
 	if so.K1 == 0 && so.B == 0 && so.K3 == 0 && so.FieldWeights == nil {
 		so = DefaultSparseOptions()
 	}
-	e.bm25, err = sparse.Open(filepath.Join(dir, SparseDir), so)
+	// The index is opened first and its generation read from what was
+	// opened: an update may rename a new index into place at any moment,
+	// and the engine keeps the snapshot it opened.
+	path := filepath.Join(dir, SparseDir)
+	e.bm25, err = openSparse(path, so)
+	if errors.Is(err, os.ErrNotExist) {
+		st.Close()
+		return nil, fmt.Errorf("%w: the BM25 index of %s is missing (run `citefind index --db %s` to build it)", ErrNoDatabase, dir, dir)
+	}
 	if err != nil {
 		st.Close()
+		return nil, fmt.Errorf("open the BM25 index of %s: %w (run `citefind index --db %s` to rebuild it)", dir, err, dir)
+	}
+	gen, err := st.Generation(ctx)
+	if err != nil {
+		e.Close()
 		return nil, err
+	}
+	if v, _ := e.bm25.Meta(metaGeneration); v != strconv.FormatInt(gen, 10) {
+		switch pid, writing := WriterActive(dir); {
+		case writing:
+			e.warnings = append(e.warnings, fmt.Sprintf("an index run (pid %d) is updating %s; results come from the index as it was before that run", pid, dir))
+		case opts.AllowStale:
+			e.warnings = append(e.warnings, "the BM25 index is older than the store; results may miss recent papers")
+		default:
+			e.Close()
+			return nil, fmt.Errorf("the BM25 index of %s is older than its store (run `citefind index --db %s` to bring it up to date)", dir, dir)
+		}
 	}
 	return e, nil
 }

@@ -8,7 +8,9 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/internal/progress"
@@ -19,18 +21,77 @@ import (
 // index was built from.
 const metaGeneration = "store_generation"
 
+// DefaultRebuildFraction is BuildOptions.RebuildFraction's default.
+const DefaultRebuildFraction = 0.2
+
 // BuildOptions configure BuildIndexes.
 type BuildOptions struct {
 	Progress io.Writer           // progress display; nil means none
 	Force    bool                // rebuild even when the index is up to date
 	Sparse   sparse.BuildOptions // BM25 index options; zero value = defaults
+	// RebuildFraction: when more papers than this fraction of the
+	// index's documents changed or went since the index was built, the
+	// index is rebuilt instead of updated. 0 means DefaultRebuildFraction.
+	RebuildFraction float64
 }
 
-// BuildReport says which indexes were (re)built.
+// BuildReport says what BuildIndexes did to each index.
 type BuildReport struct {
-	SparseBuilt bool
-	Sparse      sparse.BuildStats
-	Generation  int64
+	SparseBuilt   bool              // rebuilt from scratch
+	SparseUpdated bool              // updated in place (incrementally)
+	Sparse        sparse.BuildStats // when built
+	Update        sparse.UpdateStats
+	Reason        string // why the index was rebuilt or updated; "" when up to date
+	Leftovers     int    // temp folders of killed builds removed
+	Generation    int64  // the store generation the index now matches
+}
+
+// IndexInfo describes the BM25 index of a database folder.
+type IndexInfo struct {
+	Exists     bool  // the folder is there
+	OpenErr    error // why it cannot be opened, when it exists
+	Docs       int   // documents, when it opens
+	Generation int64 // store generation it was built from; -1 unknown
+	Fields     []string
+}
+
+// SparseInfo opens the BM25 index of dir, if any, and describes it.
+func SparseInfo(dir string) IndexInfo {
+	info := IndexInfo{Generation: -1}
+	path := filepath.Join(dir, SparseDir)
+	if _, err := os.Stat(path); err != nil {
+		return info
+	}
+	info.Exists = true
+	r, err := openSparse(path, sparse.Options{})
+	if err != nil {
+		info.OpenErr = err
+		return info
+	}
+	defer r.Close()
+	info.Docs = r.Count()
+	info.Fields = r.Fields()
+	if v, err := r.Meta(metaGeneration); err == nil {
+		if g, err := strconv.ParseInt(v, 10, 64); err == nil {
+			info.Generation = g
+		}
+	}
+	return info
+}
+
+// openSparse opens a BM25 index, retrying for a moment when the folder is
+// missing: an update renames the new index into place, and for an instant
+// between two renames there is none.
+func openSparse(path string, o sparse.Options) (*sparse.Retriever, error) {
+	var err error
+	for range 20 {
+		var r *sparse.Retriever
+		if r, err = sparse.Open(path, o); err == nil || !errors.Is(err, os.ErrNotExist) {
+			return r, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil, err
 }
 
 // IndexState tells whether the BM25 index at dir matches the store.
@@ -39,19 +100,23 @@ func IndexState(ctx context.Context, dir string, st *corpus.Store) (upToDate boo
 	if err != nil {
 		return false, 0, err
 	}
-	r, err := sparse.Open(filepath.Join(dir, SparseDir), sparse.Options{})
-	if err != nil {
-		return false, 0, nil
-	}
-	defer r.Close()
-	v, _ := r.Meta(metaGeneration)
-	return v == strconv.FormatInt(gen, 10), r.Count(), nil
+	info := SparseInfo(dir)
+	return info.OpenErr == nil && info.Exists && info.Generation == gen, info.Docs, nil
 }
 
-// BuildIndexes (re)builds the derived indexes of the database folder dir
-// from the store when they are missing or older than the store. A build is
-// written aside and swapped in only when complete, so an interrupted build
-// leaves the previous index (or none) in place.
+// BuildIndexes brings the derived indexes of the database folder dir up to
+// date with the store. Call it holding the database lock (LockDB).
+//
+// The BM25 index is left alone when it was built from the store's current
+// generation. When it is older, the papers changed and removed since its
+// generation (corpus.Store.EachSince, RemovedSince) are applied to it with
+// sparse.Update, unless they are more than RebuildFraction of its
+// documents; it is rebuilt from the whole store when that is cheaper, when
+// it is missing or unreadable, when it was built with other fields, or with
+// Force. Both ways write aside and rename into place when complete, so an
+// interrupted run leaves the previous index (and its generation), and the
+// next run applies the changes again. Leftover temp folders of killed runs
+// are removed first.
 func BuildIndexes(ctx context.Context, dir string, st *corpus.Store, opts BuildOptions) (BuildReport, error) {
 	var rep BuildReport
 	gen, err := st.Generation(ctx)
@@ -59,44 +124,91 @@ func BuildIndexes(ctx context.Context, dir string, st *corpus.Store, opts BuildO
 		return rep, err
 	}
 	rep.Generation = gen
-	if !opts.Force {
-		ok, _, err := IndexState(ctx, dir, st)
+	path := filepath.Join(dir, SparseDir)
+	if rep.Leftovers, err = sparse.RemoveLeftovers(path); err != nil {
+		return rep, err
+	}
+	info := SparseInfo(dir)
+	wantFields := opts.Sparse.Fields
+	if len(wantFields) == 0 {
+		wantFields = sparse.DefaultFields()
+	}
+	switch {
+	case opts.Force:
+		rep.Reason = "--force"
+	case !info.Exists:
+		rep.Reason = "no index yet"
+	case info.OpenErr != nil:
+		rep.Reason = fmt.Sprintf("index unreadable (%v)", info.OpenErr)
+	case !sameFields(info.Fields, wantFields):
+		rep.Reason = "index has other fields"
+	case info.Generation == gen:
+		return rep, nil
+	case info.Generation < 0 || info.Generation > gen:
+		rep.Reason = fmt.Sprintf("index generation %d does not belong to this store (at %d)", info.Generation, gen)
+	default:
+		changed, err := st.CountChangedSince(ctx, info.Generation)
 		if err != nil {
 			return rep, err
 		}
-		if ok {
+		removed, err := st.RemovedSince(ctx, info.Generation)
+		if err != nil {
+			return rep, err
+		}
+		frac := opts.RebuildFraction
+		if frac <= 0 {
+			frac = DefaultRebuildFraction
+		}
+		n := changed + len(removed)
+		if float64(n) > frac*float64(info.Docs) {
+			rep.Reason = fmt.Sprintf("%d of %d papers changed: rebuilding is cheaper", n, info.Docs)
+			break
+		}
+		rep.Reason = fmt.Sprintf("%d papers changed or added, %d removed since generation %d", changed, len(removed), info.Generation)
+		us, err := updateSparse(ctx, path, st, info.Generation, gen, removed, changed, opts)
+		if err == nil {
+			rep.SparseUpdated = true
+			rep.Update = us
 			return rep, nil
 		}
+		if !errors.Is(err, sparse.ErrNeedsRebuild) && !errors.Is(err, sparse.ErrNotIndex) {
+			return rep, fmt.Errorf("update bm25 index: %w", err)
+		}
+		rep.Reason = fmt.Sprintf("index cannot be updated (%v)", err)
 	}
-	n, err := st.Count(ctx)
+	stats, err := buildSparse(ctx, path, st, gen, opts)
 	if err != nil {
-		return rep, err
+		return rep, fmt.Errorf("build bm25 index: %w", err)
 	}
-	var bar *progress.Bar
-	if opts.Progress != nil {
-		bar = progress.New(opts.Progress, "bm25 index", int64(n), "papers")
-	}
+	rep.SparseBuilt = true
+	rep.Sparse = stats
+	return rep, nil
+}
+
+func sameFields(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// papers turns a store walk into a pull iterator for sparse.Build/Update.
+func papers(walk func(fn func(corpus.Paper) error) error) (next func() (corpus.Paper, bool, error), stop func()) {
 	seq := func(yield func(corpus.Paper, error) bool) {
-		stop := errors.New("stop")
-		err := st.Each(ctx, func(p corpus.Paper) error {
+		stopErr := errors.New("stop")
+		err := walk(func(p corpus.Paper) error {
 			if !yield(p, nil) {
-				return stop
+				return stopErr
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, stop) {
+		if err != nil && !errors.Is(err, stopErr) {
 			yield(corpus.Paper{}, err)
 		}
 	}
-	next, stopPull := iter.Pull2(iter.Seq2[corpus.Paper, error](seq))
-	defer stopPull()
-	bo := opts.Sparse
-	bo.Meta = map[string]string{metaGeneration: strconv.FormatInt(gen, 10)}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return rep, fmt.Errorf("create database folder: %w", err)
-	}
-	stats, err := sparse.Build(ctx, filepath.Join(dir, SparseDir), bo, func() (corpus.Paper, bool, error) {
-		p, err, ok := next()
+	pull, stopPull := iter.Pull2(iter.Seq2[corpus.Paper, error](seq))
+	return func() (corpus.Paper, bool, error) {
+		p, err, ok := pull()
 		if !ok {
 			return corpus.Paper{}, false, nil
 		}
@@ -104,12 +216,41 @@ func BuildIndexes(ctx context.Context, dir string, st *corpus.Store, opts BuildO
 			return corpus.Paper{}, false, err
 		}
 		return p, true, nil
-	}, func(done int) { bar.Set(int64(done), 0) })
-	bar.Done()
+	}, stopPull
+}
+
+func buildSparse(ctx context.Context, path string, st *corpus.Store, gen int64, opts BuildOptions) (sparse.BuildStats, error) {
+	n, err := st.Count(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("build bm25 index: %w", err)
+		return sparse.BuildStats{}, err
 	}
-	rep.SparseBuilt = true
-	rep.Sparse = stats
-	return rep, nil
+	var bar *progress.Bar
+	if opts.Progress != nil {
+		bar = progress.New(opts.Progress, "bm25 index", int64(n), "papers")
+	}
+	next, stop := papers(func(fn func(corpus.Paper) error) error { return st.Each(ctx, fn) })
+	defer stop()
+	bo := opts.Sparse
+	bo.Meta = map[string]string{metaGeneration: strconv.FormatInt(gen, 10)}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return sparse.BuildStats{}, fmt.Errorf("create database folder: %w", err)
+	}
+	stats, err := sparse.Build(ctx, path, bo, next, func(done int) { bar.Set(int64(done), 0) })
+	bar.Done()
+	return stats, err
+}
+
+func updateSparse(ctx context.Context, path string, st *corpus.Store, from, gen int64, removed []string, changed int, opts BuildOptions) (sparse.UpdateStats, error) {
+	var bar *progress.Bar
+	if opts.Progress != nil {
+		bar = progress.New(opts.Progress, "bm25 update", int64(changed+len(removed)), "papers")
+	}
+	next, stop := papers(func(fn func(corpus.Paper) error) error { return st.EachSince(ctx, from, fn) })
+	defer stop()
+	us, err := sparse.Update(ctx, path, sparse.UpdateOptions{
+		BatchSize: opts.Sparse.BatchSize,
+		Meta:      map[string]string{metaGeneration: strconv.FormatInt(gen, 10)},
+	}, next, removed, func(done int) { bar.Set(int64(done), 0) })
+	bar.Done()
+	return us, err
 }

@@ -52,9 +52,24 @@ type IngestSummary struct {
 	Merged         int            // records that matched a stored paper (duplicates merged)
 	Updated        int            // of the merged, those that filled missing fields
 	AliasConflicts int            // record keys already naming another paper (the first kept)
+	Unchanged      int            // records of changed files stored before as they are
+	Changed        int            // records stored before whose content changed: their papers updated
+	Withdrawn      int            // records gone from changed files: their papers updated
+	Removed        int            // papers removed because no record of them was left
 	Filtered       map[string]int // records dropped by IngestOptions.Keep, by reason
 	Errors         []error        // bad records (*corpus.ParseError) and unreadable files, in order
 	Duration       time.Duration
+}
+
+func (s *IngestSummary) add(st corpus.IngestStats) {
+	s.Added += st.Added
+	s.Merged += st.Merged
+	s.Updated += st.Updated
+	s.AliasConflicts += st.AliasConflicts
+	s.Unchanged += st.Unchanged
+	s.Changed += st.Changed
+	s.Withdrawn += st.Withdrawn
+	s.Removed += st.Removed
 }
 
 // Skipped is the number of records and files skipped because of errors.
@@ -72,6 +87,10 @@ func (s IngestSummary) SkipReasons() map[string]int {
 		}
 	}
 	return out
+}
+
+func (fb *fileBatch) source() corpus.Source {
+	return corpus.Source{Path: fb.path, Size: fb.size, ModTime: fb.modTime, SHA256: fb.sum}
 }
 
 type inputFile struct {
@@ -140,10 +159,16 @@ type fileBatch struct {
 
 // Ingest reads paths (files or folders) into the store. Bad records are
 // reported through OnError and in the summary, skipped, and everything else
-// is still stored. Each batch is one transaction, and a file is marked as
-// seen only after all its records are stored, so an interrupted ingest
-// loses nothing: the next run reads the unfinished files again (merging
-// makes that idempotent). Reading and storing run concurrently.
+// is still stored. Each batch is one transaction (corpus.Store.IngestSource),
+// and a file is finished (corpus.Store.FinishSource: records gone from a
+// changed file withdrawn, the file marked as seen) only after all its
+// records are stored, so an interrupted ingest loses nothing: the next run
+// reads the unfinished files again, and records already stored as they are
+// change nothing. A file with bad records is not finished: its good records
+// are stored, nothing of its earlier version is withdrawn, and it is read
+// (and its errors reported) again next time. A file missing from paths is
+// not a deletion; see corpus.Store.Remove. Reading and storing run
+// concurrently.
 func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOptions) (IngestSummary, error) {
 	start := time.Now()
 	sum := IngestSummary{Filtered: map[string]int{}}
@@ -265,23 +290,22 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 			}
 			sum.Read += len(fb.recs)
 			if len(keep) > 0 {
-				st1, err := st.Ingest(gctx, keep)
+				st1, err := st.IngestSource(gctx, fb.source(), keep)
 				if err != nil {
 					return fmt.Errorf("store records of %s: %w", fb.path, err)
 				}
-				sum.Added += st1.Added
-				sum.Merged += st1.Merged
-				sum.Updated += st1.Updated
-				sum.AliasConflicts += st1.AliasConflicts
+				sum.add(st1)
 			}
 			if fb.last {
 				if fb.sum != "" { // "" when the file could not be read
 					sum.Files++
 				}
 				if fb.sum != "" && !fb.bad {
-					if err := st.MarkSource(gctx, fb.path, fb.size, fb.modTime, fb.sum, fb.records); err != nil {
-						return fmt.Errorf("mark source %s: %w", fb.path, err)
+					st1, err := st.FinishSource(gctx, fb.source(), fb.records)
+					if err != nil {
+						return fmt.Errorf("finish %s: %w", fb.path, err)
 					}
+					sum.add(st1)
 				}
 				bar.Add(fb.size >> 10)
 			}

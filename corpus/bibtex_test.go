@@ -56,6 +56,7 @@ func TestReadBibTeXACM(t *testing.T) {
 		File: fixture("acm.bib"),
 		Line: 1,
 		Kind: "inproceedings",
+		Ref:  "10.1145/3397271.3402425", // set by ReadFile
 	}, hinton)
 
 	// No doi field: the DOI comes from the URL; HTML is decoded and stripped.

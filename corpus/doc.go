@@ -11,5 +11,15 @@
 //	p := corpus.Paper{Title: "Attention Is All You Need", Year: 2017, ArXiv: "1706.03762v5"}
 //	id := corpus.PaperID(p) // "arxiv:1706.03762"
 //
+// The store keeps every record it is given, and a paper is the merge of its
+// records in precedence order (file first ingested, then line): the first
+// record wins a conflicting field, later ones fill gaps. When a file changes,
+// IngestSource applies its changed and new records and FinishSource withdraws
+// the ones it no longer holds; the papers concerned are recomputed, a paper
+// left without records is removed, and each change bumps the generation that
+// derived indexes catch up with (EachSince, RemovedSince). Records given
+// again unchanged change nothing. A file no longer given is not a deletion;
+// Remove is.
+//
 // corpus is a leaf: it imports nothing else from citefind.
 package corpus

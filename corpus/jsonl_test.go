@@ -25,7 +25,7 @@ func TestReadJSONLFields(t *testing.T) {
 			Authors: []corpus.Author{{Family: "Vaswani", Given: "Ashish"}}, Year: 2017,
 			Venue: "NeurIPS", ArXiv: "1706.03762",
 		},
-		Key: "vaswani2017", File: fixture("papers.jsonl"), Line: 1, Kind: "paper-conference",
+		Key: "vaswani2017", File: fixture("papers.jsonl"), Line: 1, Kind: "paper-conference", Ref: "vaswani2017",
 	}, att)
 
 	hinton := res.byKey(t, "hinton2020")

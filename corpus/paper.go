@@ -367,6 +367,11 @@ type Record struct {
 	File  string // source file as given on the command line
 	Line  int    // 1-based line where the record starts
 	Kind  string // source entry type as written (BibTeX "inproceedings", CSL "paper-conference")
+	// Ref names the record within its file, so that when the file changes
+	// the store can tell a changed record from a new one: the Key, "Key#2"
+	// for the second record with that key, "#N" for the Nth keyless
+	// record. ReadFile sets it; when empty the store uses "@"+Line.
+	Ref string
 }
 
 // ParseError is a bad record in an input file. Its message has the form

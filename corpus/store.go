@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,11 +16,11 @@ import (
 )
 
 // schemaVersion is stored in PRAGMA user_version. OpenStore creates the
-// schema in a file whose user_version is 0 and refuses files with a newer
-// version (ErrSchemaVersion).
-const schemaVersion = 1
+// schema in a file whose user_version is 0, migrates version 1, and refuses
+// files with a newer version (ErrSchemaVersion).
+const schemaVersion = 2
 
-// schemaSQL is the store's schema, version 1.
+// schemaSQL is the store's schema, version 2.
 //
 //	papers          one row per paper.
 //	  id            stable ID (PaperID): "10.1145/…", "arxiv:…" or "h:…"
@@ -33,8 +35,16 @@ const schemaVersion = 1
 //	  fold          foldKey(alias): normalised DOI, "arxiv:" id, or lower case;
 //	                indexed, for case-insensitive lookup
 //	  id            the paper; ON DELETE/UPDATE CASCADE
-//	record_sources  where each input record came from: (file, line) → paper
-//	                id and the record's key; ON DELETE/UPDATE CASCADE
+//	files           every input file records came from, in the order first
+//	                seen: seq is the file's precedence; path is NULL for a
+//	                batch of records given without a file
+//	records         every stored input record, the paper's contributions:
+//	  file, ref     files.seq and Record.Ref (primary key)
+//	  line, key     where it starts and its own key
+//	  id            the paper it belongs to
+//	  own           the record's own PaperID
+//	  stamp         SHA-256 of the file content it was read from ("" unknown)
+//	  json          the record's normalised Paper as CSL-JSON
 //	removed         tombstones: IDs removed (or absorbed into another paper)
 //	                and the generation that removed them, for incremental
 //	                index updates; cleared when the ID is stored again
@@ -60,14 +70,6 @@ CREATE TABLE aliases (
 ) WITHOUT ROWID;
 CREATE INDEX aliases_fold ON aliases(fold);
 CREATE INDEX aliases_id ON aliases(id);
-CREATE TABLE record_sources (
-	file TEXT NOT NULL,
-	line INTEGER NOT NULL,
-	id   TEXT NOT NULL REFERENCES papers(id) ON DELETE CASCADE ON UPDATE CASCADE,
-	key  TEXT NOT NULL,
-	PRIMARY KEY (file, line)
-) WITHOUT ROWID;
-CREATE INDEX record_sources_id ON record_sources(id);
 CREATE TABLE removed (
 	id  TEXT PRIMARY KEY,
 	gen INTEGER NOT NULL
@@ -87,6 +89,44 @@ CREATE TABLE meta (
 ) WITHOUT ROWID;
 CREATE TABLE generation (n INTEGER NOT NULL);
 INSERT INTO generation (n) VALUES (0);
+` + schemaV2SQL
+
+// schemaV2SQL is what version 2 added to version 1 (which had a
+// record_sources table of (file, line) → id, key instead).
+const schemaV2SQL = `
+CREATE TABLE files (
+	seq  INTEGER PRIMARY KEY,
+	path TEXT UNIQUE
+);
+CREATE TABLE records (
+	file  INTEGER NOT NULL,
+	ref   TEXT NOT NULL,
+	line  INTEGER NOT NULL,
+	key   TEXT NOT NULL,
+	id    TEXT NOT NULL,
+	own   TEXT NOT NULL,
+	stamp TEXT NOT NULL,
+	json  TEXT NOT NULL,
+	PRIMARY KEY (file, ref)
+);
+CREATE INDEX records_id ON records(id);
+`
+
+// migrateV1SQL turns a version 1 store into version 2. Version 1 kept no
+// record contents, so each remembered record gets the merged paper as its
+// content (stamp "": unknown), and papers without any get one record in a
+// file-less batch. Nothing is lost; a changed file later replaces its
+// legacy records with what it holds then.
+const migrateV1SQL = schemaV2SQL + `
+INSERT INTO files (path) SELECT DISTINCT file FROM record_sources ORDER BY file;
+INSERT INTO records (file, ref, line, key, id, own, stamp, json)
+	SELECT f.seq, '@' || rs.line, rs.line, rs.key, rs.id, rs.id, '', p.json
+	FROM record_sources rs JOIN files f ON f.path = rs.file JOIN papers p ON p.id = rs.id;
+INSERT INTO files (path) VALUES (NULL);
+INSERT INTO records (file, ref, line, key, id, own, stamp, json)
+	SELECT (SELECT max(seq) FROM files), '#' || p.id, 0, '', p.id, p.id, '', p.json
+	FROM papers p WHERE NOT EXISTS (SELECT 1 FROM record_sources rs WHERE rs.id = p.id);
+DROP TABLE record_sources;
 `
 
 // Store is the canonical paper store: one SQLite file holding one Paper per
@@ -111,6 +151,11 @@ type IngestStats struct {
 	Skipped        int // records with neither DOI, arXiv id nor title: nothing to identify them by
 	Aliases        int // new aliases stored
 	AliasConflicts int // record keys already naming a different paper (the first one is kept)
+	Unchanged      int // records stored before with the same content: nothing to do
+	Changed        int // records stored before whose content or key changed
+	Withdrawn      int // records gone from a changed file (FinishSource)
+	Recomputed     int // papers recomputed from their records with a different result
+	Removed        int // papers removed because no record of them was left
 }
 
 // RecordSource is one input record of a paper: where it was read and its key.
@@ -162,8 +207,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	case v > schemaVersion:
 		return fmt.Errorf("%w: file has %d, this build knows %d", ErrSchemaVersion, v, schemaVersion)
 	}
-	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
-		return fmt.Errorf("create schema: %w", err)
+	script := schemaSQL
+	if v == 1 {
+		script = migrateV1SQL
+	}
+	if _, err := tx.ExecContext(ctx, script); err != nil {
+		return fmt.Errorf("create schema (from version %d): %w", v, err)
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 		return fmt.Errorf("set schema version: %w", err)
@@ -275,27 +324,93 @@ func generation(ctx context.Context, q queryer) (int64, error) {
 // checkEvery is how many records Ingest handles between ctx checks.
 const checkEvery = 256
 
+// Source is one version of an input file: its path and what identifies its
+// content.
+type Source struct {
+	Path    string
+	Size    int64
+	ModTime time.Time
+	SHA256  string // hex; identifies this version of the file
+}
+
 // Ingest stores a batch of records in one transaction; when it fails or ctx
-// is cancelled, nothing of the batch is stored.
+// is cancelled, nothing of the batch is stored. It is IngestSource without
+// a source version: records are not stamped, and FinishSource withdraws
+// them when their file is next finished.
+func (s *Store) Ingest(ctx context.Context, recs []Record) (IngestStats, error) {
+	st, err := s.ingest(ctx, "", recs)
+	return st, withCtxErr(ctx, err)
+}
+
+// IngestSource stores a batch of records read from the version src of one
+// file (every record's File is src.Path) in one transaction; when it fails
+// or ctx is cancelled, nothing of the batch is stored. A file is ingested
+// in batches and then finished with FinishSource.
 //
-// Each record's paper gets its stable ID from PaperID (Record.Paper.ID is
-// recomputed) and is matched against the store: by ID; else, for a record
-// without DOI and arXiv id, by an absorbed "h:" ID or by fingerprint when
-// exactly one paper has it. A matched paper is completed with Merge (empty
-// fields filled, nothing overwritten); an unmatched one is inserted. A new
-// paper with DOI or arXiv id absorbs the paper "h:"+its fingerprint if that
-// exists and no other paper has the fingerprint, so the result does not
-// depend on whether the bare or the DOI record came first; the absorbed ID
-// becomes an alias. The record's Key becomes an alias of its paper unless it
-// is empty, equal to the ID, or (case-insensitively for DOI-like keys)
-// already names a different paper, which counts as an AliasConflict. The
-// record's File and Line are remembered (RecordSources).
+// # How records become papers
+//
+// The store keeps every record it is given (its normalised content, its
+// file, Ref, line and key) and which paper it belongs to; a paper is the
+// merge of its records. A record is named by its file and Ref (Record.Ref;
+// "@"+Line when empty, the batch position for records without a file).
+//
+//   - A record already stored with the same content and key changes nothing
+//     (its line and stamp are updated).
+//   - A new or changed record gets its stable ID from PaperID
+//     (Record.Paper.ID is recomputed) and is matched against the store: by
+//     ID; else, for a record without DOI and arXiv id, by an absorbed "h:"
+//     ID or by fingerprint when exactly one paper has it. A matched paper is
+//     completed with Merge (empty fields filled, nothing overwritten); an
+//     unmatched one is inserted. A new paper with DOI or arXiv id absorbs
+//     the paper "h:"+its fingerprint if that exists and no other paper has
+//     the fingerprint; the absorbed ID becomes an alias.
+//   - Precedence: records are ordered by file (in the order files were first
+//     ingested), then line. When a paper gains a record that precedes one it
+//     has, or one of its records changes or is withdrawn, the paper is
+//     recomputed from its records: the first record wins a conflicting
+//     field, later ones fill gaps (Merge), so the result is what ingesting
+//     the records afresh in that order gives. A paper left without records
+//     is removed. If the recomputed paper's ID would differ (say its only
+//     DOI record went), the paper is removed and its records are matched
+//     again one by one.
+//   - The record's Key becomes an alias of its paper unless it is empty,
+//     equal to the ID, or (case-insensitively for DOI-like keys) already
+//     names a different paper, which counts as an AliasConflict. A
+//     recomputed paper drops the key aliases no record of it has any more.
 //
 // DOI, arXiv id and keywords are stored normalised (NormalizeDOI,
 // NormalizeArXiv, SplitKeywords), the form the CSL-JSON round trip gives.
-// The generation is bumped when a paper or alias was added or changed.
-func (s *Store) Ingest(ctx context.Context, recs []Record) (IngestStats, error) {
-	st, err := s.ingest(ctx, recs)
+// The generation is bumped when a paper or alias was added, changed or
+// removed; every changed paper gets the new generation (EachSince) and
+// every removed one a tombstone (RemovedSince).
+func (s *Store) IngestSource(ctx context.Context, src Source, recs []Record) (IngestStats, error) {
+	for i := range recs {
+		if recs[i].File != src.Path {
+			return IngestStats{}, fmt.Errorf("ingest source %s: record %d is from %q", src.Path, i, recs[i].File)
+		}
+	}
+	stamp := src.SHA256
+	if stamp == "" {
+		stamp = "-" // a source without checksum still stamps its records
+	}
+	st, err := s.ingest(ctx, strings.ToLower(stamp), recs)
+	return st, withCtxErr(ctx, err)
+}
+
+// FinishSource ends the ingest of the version src of a file whose records
+// were all given to IngestSource: the records of src.Path that this version
+// no longer holds are withdrawn (their papers recomputed, see
+// IngestSource), and the file is marked as ingested with this content
+// (SourceSeen), all in one transaction. records is the number of records
+// read from the file.
+//
+// A file that disappeared from the inputs is never withdrawn: removing
+// papers is explicit (Remove). Callers that read a file with bad records
+// should not finish it, so that nothing of the old version is withdrawn
+// for a record that merely failed to parse, and the file is read again
+// next time.
+func (s *Store) FinishSource(ctx context.Context, src Source, records int) (IngestStats, error) {
+	st, err := s.finishSource(ctx, src, records)
 	return st, withCtxErr(ctx, err)
 }
 
@@ -311,7 +426,53 @@ func withCtxErr(ctx context.Context, err error) error {
 	return err
 }
 
-func (s *Store) ingest(ctx context.Context, recs []Record) (IngestStats, error) {
+// begin starts a write transaction with an ingester at the next generation.
+func (s *Store) begin(ctx context.Context, stamp string) (*ingester, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	gen, err := generation(ctx, tx)
+	if err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	in := &ingester{ctx: ctx, tx: tx, gen: gen + 1, stamp: stamp,
+		files: map[string]int64{}, dirty: map[string]bool{}}
+	if err := in.prepare(); err != nil {
+		in.close()
+		tx.Rollback()
+		return nil, err
+	}
+	return in, nil
+}
+
+// commit recomputes the dirty papers, bumps the generation when anything
+// changed and commits.
+func (in *ingester) commit() error {
+	if err := in.settle(); err != nil {
+		return err
+	}
+	if in.changed {
+		if _, err := in.tx.ExecContext(in.ctx, "UPDATE generation SET n = ?", in.gen); err != nil {
+			return fmt.Errorf("bump generation: %w", err)
+		}
+		if _, err := in.tx.ExecContext(in.ctx,
+			"DELETE FROM removed WHERE id IN (SELECT id FROM papers WHERE updated_gen = ?)", in.gen); err != nil {
+			return fmt.Errorf("clear tombstones: %w", err)
+		}
+	}
+	if err := in.ctx.Err(); err != nil {
+		return err
+	}
+	in.close()
+	if err := in.tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) ingest(ctx context.Context, stamp string, recs []Record) (IngestStats, error) {
 	if len(recs) == 0 {
 		if err := ctx.Err(); err != nil {
 			return IngestStats{}, fmt.Errorf("ingest: %w", err)
@@ -320,32 +481,41 @@ func (s *Store) ingest(ctx context.Context, recs []Record) (IngestStats, error) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return IngestStats{}, fmt.Errorf("ingest: begin: %w", err)
-	}
-	defer tx.Rollback()
-	gen, err := generation(ctx, tx)
+	in, err := s.begin(ctx, stamp)
 	if err != nil {
 		return IngestStats{}, fmt.Errorf("ingest: %w", err)
 	}
-	in := &ingester{ctx: ctx, tx: tx, gen: gen + 1}
+	defer in.tx.Rollback()
 	defer in.close()
-	if err := in.prepare(); err != nil {
-		return IngestStats{}, fmt.Errorf("ingest: %w", err)
-	}
 	in.st.Read = len(recs)
 	irs := make([]inRecord, 0, len(recs))
 	for i := range recs {
-		p := recs[i].Paper
+		r := &recs[i]
+		p := r.Paper
 		normalizePaper(&p)
-		ir := inRecord{r: &recs[i], p: p, bare: p.DOI == "" && p.ArXiv == ""}
+		ir := inRecord{r: r, p: p, bare: p.DOI == "" && p.ArXiv == "", line: r.Line, key: r.Key}
 		if ir.bare && NormalizeTitle(p.Title) == "" {
 			in.st.Skipped++
 			continue
 		}
 		ir.p.ID = PaperID(p)
 		ir.fp = Fingerprint(ir.p)
+		if ir.file, err = in.fileSeq(r.File); err != nil {
+			return IngestStats{}, fmt.Errorf("ingest: %w", err)
+		}
+		switch {
+		case r.File == "":
+			ir.ref = "#" + strconv.Itoa(i)
+		case r.Ref != "":
+			ir.ref = r.Ref
+		default:
+			ir.ref = "@" + strconv.Itoa(r.Line)
+		}
+		js, err := ir.p.MarshalJSON()
+		if err != nil {
+			return IngestStats{}, fmt.Errorf("ingest: encode record: %w", err)
+		}
+		ir.js = string(js)
 		irs = append(irs, ir)
 	}
 	if err := in.prefetch(irs); err != nil {
@@ -357,38 +527,91 @@ func (s *Store) ingest(ctx context.Context, recs []Record) (IngestStats, error) 
 				return IngestStats{}, fmt.Errorf("ingest: %w", err)
 			}
 		}
-		if err := in.add(&irs[i]); err != nil {
+		if err := in.record(&irs[i]); err != nil {
 			return IngestStats{}, fmt.Errorf("ingest %s:%d: %w", irs[i].r.File, irs[i].r.Line, err)
 		}
 	}
-	if in.changed {
-		if _, err := tx.ExecContext(ctx, "UPDATE generation SET n = ?", in.gen); err != nil {
-			return IngestStats{}, fmt.Errorf("ingest: bump generation: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx,
-			"DELETE FROM removed WHERE id IN (SELECT id FROM papers WHERE updated_gen = ?)", in.gen); err != nil {
-			return IngestStats{}, fmt.Errorf("ingest: clear tombstones: %w", err)
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	if err := in.commit(); err != nil {
 		return IngestStats{}, fmt.Errorf("ingest: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return IngestStats{}, fmt.Errorf("ingest: commit: %w", err)
+	return in.st, nil
+}
+
+func (s *Store) finishSource(ctx context.Context, src Source, records int) (IngestStats, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stamp := strings.ToLower(src.SHA256)
+	if stamp == "" {
+		stamp = "-"
+	}
+	in, err := s.begin(ctx, stamp)
+	if err != nil {
+		return IngestStats{}, fmt.Errorf("finish source %s: %w", src.Path, err)
+	}
+	defer in.tx.Rollback()
+	defer in.close()
+	var seq int64
+	switch err := in.tx.QueryRowContext(ctx, "SELECT seq FROM files WHERE path = ?", src.Path).Scan(&seq); {
+	case errors.Is(err, sql.ErrNoRows):
+		seq = -1
+	case err != nil:
+		return IngestStats{}, fmt.Errorf("finish source %s: %w", src.Path, err)
+	}
+	if seq >= 0 {
+		rows, err := in.tx.QueryContext(ctx, "SELECT ref, id FROM records WHERE file = ? AND stamp != ?", seq, stamp)
+		if err != nil {
+			return IngestStats{}, fmt.Errorf("finish source %s: %w", src.Path, err)
+		}
+		var refs, ids []string
+		for rows.Next() {
+			var ref, id string
+			if err := rows.Scan(&ref, &id); err != nil {
+				rows.Close()
+				return IngestStats{}, fmt.Errorf("finish source %s: %w", src.Path, err)
+			}
+			refs = append(refs, ref)
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return IngestStats{}, fmt.Errorf("finish source %s: %w", src.Path, err)
+		}
+		for i, ref := range refs {
+			if _, err := in.tx.ExecContext(ctx, "DELETE FROM records WHERE file = ? AND ref = ?", seq, ref); err != nil {
+				return IngestStats{}, fmt.Errorf("finish source %s: withdraw %s: %w", src.Path, ref, err)
+			}
+			in.dirty[ids[i]] = true
+			in.st.Withdrawn++
+		}
+	}
+	if _, err := in.tx.ExecContext(ctx, `INSERT INTO sources (path, size, mtime, sha256, records, ingested_at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
+			sha256 = excluded.sha256, records = excluded.records, ingested_at = excluded.ingested_at`,
+		src.Path, src.Size, src.ModTime.UnixNano(), strings.ToLower(src.SHA256), records, time.Now().UnixNano()); err != nil {
+		return IngestStats{}, fmt.Errorf("finish source %s: mark: %w", src.Path, err)
+	}
+	in.papers = map[string]*cachedPaper{}
+	in.paperKnown = map[string]bool{}
+	in.aliases = map[string]string{}
+	in.byFP = map[string][]string{}
+	if err := in.commit(); err != nil {
+		return IngestStats{}, fmt.Errorf("finish source %s: %w", src.Path, err)
 	}
 	return in.st, nil
 }
 
 // ingester holds the prepared statements and per-batch state of one Ingest.
-// Before the records are handled, prefetch reads in three queries what the
-// store knows about the batch's IDs, keys and fingerprints; the caches
-// below then answer most lookups, and stay exact because every write of
-// the batch updates them. What they don't cover falls back to a query in
+// Before the records are handled, prefetch reads in a few queries what the
+// store knows about the batch's records, IDs, keys and fingerprints; the
+// caches below then answer most lookups, and stay exact because every write
+// of the batch updates them. What they don't cover falls back to a query in
 // the transaction.
 type ingester struct {
 	ctx     context.Context
 	tx      *sql.Tx
 	gen     int64
+	stamp   string // stamp of the records of this batch
 	st      IngestStats
 	changed bool
 
@@ -396,10 +619,29 @@ type ingester struct {
 	paperKnown map[string]bool         // IDs whose absence from papers means not stored
 	aliases    map[string]string       // alias → paper ID; "" = no such alias
 	byFP       map[string][]string     // fingerprint → IDs of the papers having it, complete
+	files      map[string]int64        // file path → files.seq
+	stored     map[recKey]*storedRec   // the batch's records as stored before it
+	dirty      map[string]bool         // papers to recompute from their records
 
 	getPaper, byFingerprint                    *sql.Stmt
 	insPaper, updPaper, renamePaper, tombstone *sql.Stmt
-	getAlias, insAlias, insSource              *sql.Stmt
+	getAlias, insAlias, putRecord, touchRecord *sql.Stmt
+	laterRecord, recordsOf, delPaper           *sql.Stmt
+	dropAliases, renameRecords                 *sql.Stmt
+}
+
+// recKey names a stored record.
+type recKey struct {
+	file int64
+	ref  string
+}
+
+// storedRec is a record as stored.
+type storedRec struct {
+	line       int
+	key, id    string
+	stamp, js  string
+	seenInThis bool
 }
 
 // cachedPaper is a stored paper; its JSON is decoded on first use.
@@ -416,6 +658,11 @@ type inRecord struct {
 	p    Paper // normalised, with ID
 	fp   string
 	bare bool // no DOI and no arXiv id
+	file int64
+	ref  string
+	line int
+	key  string
+	js   string // p as CSL-JSON
 }
 
 func (in *ingester) prepare() error {
@@ -431,8 +678,15 @@ func (in *ingester) prepare() error {
 		{&in.tombstone, "INSERT INTO removed (id, gen) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET gen = excluded.gen"},
 		{&in.getAlias, "SELECT id FROM aliases WHERE alias = ?"},
 		{&in.insAlias, "INSERT INTO aliases (alias, fold, id) VALUES (?, ?, ?)"},
-		{&in.insSource, "INSERT INTO record_sources (file, line, id, key) VALUES (?, ?, ?, ?) " +
-			"ON CONFLICT (file, line) DO UPDATE SET id = excluded.id, key = excluded.key"},
+		{&in.putRecord, "INSERT INTO records (file, ref, line, key, id, own, stamp, json) VALUES (?, ?, ?, ?, ?, ?, ?, ?) " +
+			"ON CONFLICT (file, ref) DO UPDATE SET line = excluded.line, key = excluded.key, id = excluded.id, " +
+			"own = excluded.own, stamp = excluded.stamp, json = excluded.json"},
+		{&in.touchRecord, "UPDATE records SET line = ?, stamp = ? WHERE file = ? AND ref = ?"},
+		{&in.laterRecord, "SELECT 1 FROM records WHERE id = ? AND (file > ? OR (file = ? AND line > ?)) LIMIT 1"},
+		{&in.recordsOf, "SELECT file, ref, line, key, own, json FROM records WHERE id = ? ORDER BY file, line, rowid"},
+		{&in.delPaper, "DELETE FROM papers WHERE id = ?"},
+		{&in.dropAliases, "DELETE FROM aliases WHERE id = ?1 AND alias NOT LIKE 'h:%' AND alias NOT IN (SELECT key FROM records WHERE id = ?1)"},
+		{&in.renameRecords, "UPDATE records SET id = ? WHERE id = ?"},
 	}
 	for _, st := range stmts {
 		p, err := in.tx.PrepareContext(in.ctx, st.sql)
@@ -447,22 +701,60 @@ func (in *ingester) prepare() error {
 func (in *ingester) close() {
 	for _, st := range []*sql.Stmt{
 		in.getPaper, in.byFingerprint, in.insPaper, in.updPaper, in.renamePaper,
-		in.tombstone, in.getAlias, in.insAlias, in.insSource,
+		in.tombstone, in.getAlias, in.insAlias, in.putRecord, in.touchRecord,
+		in.laterRecord, in.recordsOf, in.delPaper, in.dropAliases, in.renameRecords,
 	} {
 		if st != nil {
 			st.Close()
 		}
 	}
+	in.getPaper, in.byFingerprint, in.insPaper, in.updPaper, in.renamePaper = nil, nil, nil, nil, nil
+	in.tombstone, in.getAlias, in.insAlias, in.putRecord, in.touchRecord = nil, nil, nil, nil, nil
+	in.laterRecord, in.recordsOf, in.delPaper, in.dropAliases, in.renameRecords = nil, nil, nil, nil, nil
 }
 
-// prefetch loads what the store knows about the batch: the papers with the
-// records' IDs, the "h:" IDs DOI records may absorb and the IDs DOI-like
-// keys fold to; the aliases named by keys and IDs; and the papers having
-// the records' fingerprints.
+// fileSeq returns the files.seq of path, adding the file when new. All
+// records without a file in one batch share one new seq.
+func (in *ingester) fileSeq(path string) (int64, error) {
+	if seq, ok := in.files[path]; ok {
+		return seq, nil
+	}
+	var seq int64
+	if path != "" {
+		err := in.tx.QueryRowContext(in.ctx, "SELECT seq FROM files WHERE path = ?", path).Scan(&seq)
+		switch {
+		case err == nil:
+			in.files[path] = seq
+			return seq, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return 0, fmt.Errorf("look up file %s: %w", path, err)
+		}
+	}
+	var arg any
+	if path != "" {
+		arg = path
+	}
+	res, err := in.tx.ExecContext(in.ctx, "INSERT INTO files (path) VALUES (?)", arg)
+	if err != nil {
+		return 0, fmt.Errorf("add file %s: %w", path, err)
+	}
+	if seq, err = res.LastInsertId(); err != nil {
+		return 0, fmt.Errorf("add file %s: %w", path, err)
+	}
+	in.files[path] = seq
+	return seq, nil
+}
+
+// prefetch loads what the store knows about the batch: the stored versions
+// of its records; the papers with the records' IDs, the "h:" IDs DOI
+// records may absorb and the IDs DOI-like keys fold to; the aliases named
+// by keys and IDs; and the papers having the records' fingerprints.
 func (in *ingester) prefetch(recs []inRecord) error {
 	var ids, names, fps []string
+	refs := map[int64][]string{}
 	for i := range recs {
 		ir := &recs[i]
+		refs[ir.file] = append(refs[ir.file], ir.ref)
 		ids = append(ids, ir.p.ID)
 		names = append(names, ir.p.ID)
 		fps = append(fps, ir.fp)
@@ -474,6 +766,31 @@ func (in *ingester) prefetch(recs []inRecord) error {
 			if f := foldKey(k); looksLikeID(f) {
 				ids = append(ids, f)
 			}
+		}
+	}
+	in.stored = map[recKey]*storedRec{}
+	for file, rs := range refs {
+		js, err := json.Marshal(rs)
+		if err != nil {
+			return err
+		}
+		rows, err := in.tx.QueryContext(in.ctx, "SELECT ref, line, key, id, stamp, json FROM records "+
+			"WHERE file = ? AND ref IN (SELECT value FROM json_each(?))", file, string(js))
+		if err != nil {
+			return fmt.Errorf("prefetch records: %w", err)
+		}
+		for rows.Next() {
+			var ref string
+			sr := &storedRec{}
+			if err := rows.Scan(&ref, &sr.line, &sr.key, &sr.id, &sr.stamp, &sr.js); err != nil {
+				rows.Close()
+				return fmt.Errorf("prefetch records: %w", err)
+			}
+			in.stored[recKey{file, ref}] = sr
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("prefetch records: %w", err)
 		}
 	}
 	in.papers = make(map[string]*cachedPaper, len(ids))
@@ -505,6 +822,32 @@ func (in *ingester) prefetch(recs []inRecord) error {
 		return fmt.Errorf("prefetch fingerprints: %w", err)
 	}
 	return nil
+}
+
+// record handles one record of the batch: unchanged ones only get their
+// line and stamp updated; changed and new ones are added (add), and the
+// paper a changed one belonged to is recomputed at the end of the batch.
+func (in *ingester) record(ir *inRecord) error {
+	k := recKey{ir.file, ir.ref}
+	if sr := in.stored[k]; sr != nil {
+		if sr.js == ir.js && sr.key == ir.key {
+			in.st.Unchanged++
+			if sr.line != ir.line || sr.stamp != in.stamp {
+				if _, err := in.touchRecord.ExecContext(in.ctx, ir.line, in.stamp, ir.file, ir.ref); err != nil {
+					return fmt.Errorf("update record: %w", err)
+				}
+				if sr.line != ir.line {
+					in.dirty[sr.id] = true // its precedence may have changed
+				}
+				sr.line, sr.stamp = ir.line, in.stamp
+			}
+			return nil
+		}
+		in.st.Changed++
+		in.dirty[sr.id] = true
+		sr.js, sr.key, sr.line, sr.stamp = ir.js, ir.key, ir.line, in.stamp
+	}
+	return in.add(ir)
 }
 
 // queryEach runs a query taking a JSON array of strings and returning
@@ -656,6 +999,18 @@ func (in *ingester) write(p Paper, fp, oldID, oldFP string) error {
 	if oldID != "" && oldID != p.ID {
 		delete(in.papers, oldID)
 		in.paperKnown[oldID] = true
+		if _, err := in.renameRecords.ExecContext(in.ctx, p.ID, oldID); err != nil {
+			return fmt.Errorf("move records of %s: %w", oldID, err)
+		}
+		if in.dirty[oldID] {
+			delete(in.dirty, oldID)
+			in.dirty[p.ID] = true
+		}
+		for _, sr := range in.stored {
+			if sr.id == oldID {
+				sr.id = p.ID
+			}
+		}
 	}
 	in.papers[p.ID] = &cachedPaper{p: p, fp: fp, dec: true}
 	in.paperKnown[p.ID] = true
@@ -704,6 +1059,15 @@ func (in *ingester) add(ir *inRecord) error {
 			}
 		}
 		id = cur.ID
+		// The record must win the conflicts with the paper's later records:
+		// recompute the paper when it has any.
+		var one int
+		switch err := in.laterRecord.QueryRowContext(in.ctx, id, ir.file, ir.file, ir.line).Scan(&one); {
+		case err == nil:
+			in.dirty[id] = true
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("record precedence: %w", err)
+		}
 	default:
 		absorbed, err := in.absorb(ir)
 		if err != nil {
@@ -725,12 +1089,168 @@ func (in *ingester) add(ir *inRecord) error {
 			}
 		}
 	}
-	if r := ir.r; r.File != "" {
-		if _, err := in.insSource.ExecContext(in.ctx, r.File, r.Line, id, r.Key); err != nil {
-			return fmt.Errorf("store record source: %w", err)
+	if _, err := in.putRecord.ExecContext(in.ctx, ir.file, ir.ref, ir.line, ir.key, id, ir.p.ID, in.stamp, ir.js); err != nil {
+		return fmt.Errorf("store record: %w", err)
+	}
+	return in.addAlias(ir.key, id)
+}
+
+// settle recomputes the dirty papers until none is left.
+func (in *ingester) settle() error {
+	for round := 0; len(in.dirty) > 0; round++ {
+		if round == 8 {
+			return fmt.Errorf("internal error: papers still changing after %d rounds of recomputing", round)
+		}
+		ids := make([]string, 0, len(in.dirty))
+		for id := range in.dirty {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		clear(in.dirty)
+		for i, id := range ids {
+			if i%checkEvery == 0 {
+				if err := in.ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := in.recompute(id); err != nil {
+				return fmt.Errorf("recompute %s: %w", id, err)
+			}
 		}
 	}
-	return in.addAlias(ir.r.Key, id)
+	return nil
+}
+
+// storedRecord is a row of the records table.
+type storedRecord struct {
+	file          int64
+	ref, key, own string
+	line          int
+	js            string
+}
+
+// recompute sets paper id to the merge of its records in precedence
+// order; see IngestSource.
+func (in *ingester) recompute(id string) error {
+	rows, err := in.recordsOf.QueryContext(in.ctx, id)
+	if err != nil {
+		return err
+	}
+	var recs []storedRecord
+	for rows.Next() {
+		var r storedRecord
+		if err := rows.Scan(&r.file, &r.ref, &r.line, &r.key, &r.own, &r.js); err != nil {
+			rows.Close()
+			return err
+		}
+		recs = append(recs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	cur, curFP, ok, err := in.load(id)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		if ok {
+			in.st.Removed++
+			return in.deletePaper(id, curFP)
+		}
+		return nil
+	}
+	want := recs[0].own
+	for _, r := range recs {
+		if !strings.HasPrefix(r.own, "h:") {
+			want = r.own
+			break
+		}
+	}
+	ps := make([]Paper, len(recs))
+	for i, r := range recs {
+		if ps[i], err = decodePaper(r.own, r.js); err != nil {
+			return err
+		}
+	}
+	if ok && want == id {
+		merged := ps[0]
+		for _, p := range ps[1:] {
+			Merge(&merged, p)
+		}
+		merged.ID = id
+		res, err := in.dropAliases.ExecContext(in.ctx, id)
+		if err != nil {
+			return fmt.Errorf("drop aliases: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			in.changed = true
+			for a, t := range in.aliases {
+				if t == id {
+					delete(in.aliases, a)
+				}
+			}
+		}
+		a, err := merged.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		b, err := cur.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if string(a) == string(b) {
+			return nil
+		}
+		in.st.Recomputed++
+		return in.write(merged, "", id, curFP)
+	}
+	// The paper's identity changed: remove it and match its records again,
+	// in precedence order.
+	if ok {
+		if err := in.deletePaper(id, curFP); err != nil {
+			return err
+		}
+	}
+	in.st.Recomputed++
+	for i, r := range recs {
+		p := ps[i]
+		p.ID = r.own
+		ir := inRecord{r: &Record{Paper: p, Key: r.key, Line: r.line}, p: p, fp: Fingerprint(p),
+			bare: p.DOI == "" && p.ArXiv == "", file: r.file, ref: r.ref, line: r.line, key: r.key, js: r.js}
+		stamp := in.stamp
+		if err := in.tx.QueryRowContext(in.ctx, "SELECT stamp FROM records WHERE file = ? AND ref = ?", r.file, r.ref).Scan(&in.stamp); err != nil {
+			in.stamp = stamp
+			return fmt.Errorf("re-add record: %w", err)
+		}
+		err := in.add(&ir)
+		in.stamp = stamp
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deletePaper deletes paper id (its aliases follow, ON DELETE CASCADE),
+// leaving a tombstone. Its records are left for the caller.
+func (in *ingester) deletePaper(id, fp string) error {
+	if _, err := in.delPaper.ExecContext(in.ctx, id); err != nil {
+		return fmt.Errorf("delete paper %s: %w", id, err)
+	}
+	if _, err := in.tombstone.ExecContext(in.ctx, id, in.gen); err != nil {
+		return fmt.Errorf("tombstone %s: %w", id, err)
+	}
+	delete(in.papers, id)
+	in.paperKnown[id] = true
+	for a, t := range in.aliases {
+		if t == id {
+			in.aliases[a] = ""
+		}
+	}
+	in.moveFP(id, fp, "", "")
+	in.changed = true
+	return nil
 }
 
 // absorb turns the bare paper "h:"+fingerprint into the record's new DOI
@@ -995,6 +1515,15 @@ func (s *Store) each(ctx context.Context, query string, fn func(Paper) error, ar
 	return nil
 }
 
+// CountChangedSince returns how many papers EachSince(gen) would yield.
+func (s *Store) CountChangedSince(ctx context.Context, gen int64) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM papers WHERE updated_gen > ?", gen).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count changed since %d: %w", gen, err)
+	}
+	return n, nil
+}
+
 // RemovedSince returns, sorted, the IDs removed after generation gen
 // (by Remove, or absorbed into another paper by Ingest) and not stored
 // again since.
@@ -1027,8 +1556,10 @@ func (s *Store) Generation(ctx context.Context) (int64, error) {
 }
 
 // Remove deletes the papers with these IDs or aliases (resolved as by
-// Resolve), with their aliases and record sources, in one transaction. It
-// returns how many papers it deleted; unknown ids are ignored.
+// Resolve), with their aliases and records, in one transaction. It
+// returns how many papers it deleted; unknown ids are ignored. A removed
+// paper comes back only when a file holding it is read again: changed, or
+// with --force (IngestSource treats its records as new).
 func (s *Store) Remove(ctx context.Context, ids ...string) (int, error) {
 	n, err := s.remove(ctx, ids)
 	return n, withCtxErr(ctx, err)
@@ -1075,6 +1606,9 @@ func (s *Store) remove(ctx context.Context, ids []string) (int, error) {
 		ON CONFLICT (id) DO UPDATE SET gen = excluded.gen`, gen, string(arg)); err != nil {
 		return 0, fmt.Errorf("remove: tombstones: %w", err)
 	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM records WHERE id IN (SELECT value FROM json_each(?))", string(arg)); err != nil {
+		return 0, fmt.Errorf("remove: records: %w", err)
+	}
 	r, err := tx.ExecContext(ctx, "DELETE FROM papers WHERE id IN (SELECT value FROM json_each(?))", string(arg))
 	if err != nil {
 		return 0, fmt.Errorf("remove: %w", err)
@@ -1110,7 +1644,8 @@ func (s *Store) RecordSources(ctx context.Context, idOrAlias string) ([]RecordSo
 		return nil, fmt.Errorf("record sources of %q: %w", idOrAlias, ErrAmbiguous)
 	}
 	rows, err := s.db.QueryContext(ctx,
-		"SELECT file, line, key FROM record_sources WHERE id = ? ORDER BY file, line", v[0])
+		"SELECT f.path, r.line, r.key FROM records r JOIN files f ON f.seq = r.file "+
+			"WHERE r.id = ? AND f.path IS NOT NULL ORDER BY f.path, r.line", v[0])
 	if err != nil {
 		return nil, fmt.Errorf("record sources of %q: %w", idOrAlias, err)
 	}

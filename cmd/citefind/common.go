@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/retrieve/sparse"
@@ -14,6 +16,18 @@ import (
 // dbFlag registers --db with its documented default.
 func dbFlag(fs *flag.FlagSet) *string {
 	return fs.String("db", citefind.DefaultDBDir(), "database `DIR` (env CITEFIND_DB)")
+}
+
+// waitFlag registers --wait, how long a writing command waits for another.
+func waitFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("wait", citefind.DefaultLockWait, "how long to wait for another citefind writing the same database")
+}
+
+// lockDB takes the database's write lock, saying so while it waits.
+func lockDB(ctx context.Context, e env, db string, wait time.Duration) (*citefind.DBLock, error) {
+	return citefind.LockDB(ctx, db, wait, func(pid int) {
+		fmt.Fprintf(e.stderr, "waiting for another citefind writing %s (pid %d), up to %s…\n", db, pid, wait)
+	})
 }
 
 // bm25Flags are the BM25 ranking parameters, for experiments and tuning.

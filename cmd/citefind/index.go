@@ -20,12 +20,19 @@ func (c *indexCmd) Synopsis() string {
 	return "ingest BibTeX / JSONL / CSL-JSON files or folders and build the search indexes"
 }
 
-const indexUsage = `Usage: citefind index [--db DIR] [--keep-going] [--force] [--quiet] PATH...
+const indexUsage = `Usage: citefind index [--db DIR] [--keep-going] [--force] [--quiet] [--wait DURATION] PATH...
 
 Reads every PATH (a file, or a folder walked for .bib .bibtex .jsonl .ndjson
-.json files) into the paper store of DIR, then (re)builds the BM25 index when
-the store changed. Files ingested before with the same content are skipped.
-With no PATH, only brings the indexes up to date with the store.
+.json files) into the paper store of DIR, then brings the BM25 index up to
+date: the papers changed since it was built are applied to it, or it is
+rebuilt when many changed. Files ingested before with the same content are
+skipped; in a changed file, changed records update their papers and records
+no longer there are withdrawn (a paper left with none is removed). A file
+not given is not a deletion: use citefind remove. With no PATH, only brings
+the indexes up to date with the store.
+
+A killed run loses nothing: run it again. One process writes a database at a
+time; another one waits up to --wait for it, then gives up.
 
 Bad records are reported as FILE:LINE: cause and skipped; everything else is
 stored. The run ends with a summary and exits with status 1 when anything was
@@ -37,10 +44,16 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	keepGoing := fs.Bool("keep-going", false, "exit 0 even when bad records were skipped")
 	force := fs.Bool("force", false, "re-read unchanged files and rebuild the indexes")
 	quiet := fs.Bool("quiet", false, "no progress display")
+	wait := waitFlag(fs)
 	paths, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	lock, err := lockDB(ctx, c.env, *db, *wait)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	var prog io.Writer = c.stderr
 	if *quiet {
 		prog = nil
@@ -77,11 +90,18 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 }
 
 func printIngestSummary(w io.Writer, db string, sum citefind.IngestSummary, rep citefind.BuildReport, total int) {
+	if rep.Leftovers > 0 {
+		fmt.Fprintf(w, "removed %d unfinished index folder(s) left by an interrupted run\n", rep.Leftovers)
+	}
 	fmt.Fprintf(w, "index summary for %s\n", db)
 	fmt.Fprintf(w, "  files read:        %d (%d unchanged and skipped, %d in folders ignored: not a supported format)\n", sum.Files, sum.FilesUnchanged, sum.FilesIgnored)
 	fmt.Fprintf(w, "  records read:      %d\n", sum.Read)
 	fmt.Fprintf(w, "  papers stored:     %d new, %d in the store\n", sum.Added, total)
 	fmt.Fprintf(w, "  duplicates merged: %d (%d filled missing fields)\n", sum.Merged, sum.Updated)
+	if sum.Unchanged+sum.Changed+sum.Withdrawn+sum.Removed > 0 {
+		fmt.Fprintf(w, "  changed files:     %d records unchanged, %d changed, %d withdrawn; %d papers removed (no record left)\n",
+			sum.Unchanged, sum.Changed, sum.Withdrawn, sum.Removed)
+	}
 	if sum.AliasConflicts > 0 {
 		fmt.Fprintf(w, "  key conflicts:     %d record keys already named another paper (first kept)\n", sum.AliasConflicts)
 	}
@@ -91,9 +111,13 @@ func printIngestSummary(w io.Writer, db string, sum citefind.IngestSummary, rep 
 	}
 	fmt.Fprintf(w, "  skipped (errors):  %d\n", sum.Skipped())
 	writeReasons(w, sum.SkipReasons())
-	if rep.SparseBuilt {
-		fmt.Fprintf(w, "  bm25 index:        rebuilt, %d papers in %s (%.1f MiB)\n", rep.Sparse.Docs, rep.Sparse.Duration.Round(1e7), float64(rep.Sparse.Bytes)/(1<<20))
-	} else {
+	switch {
+	case rep.SparseBuilt:
+		fmt.Fprintf(w, "  bm25 index:        rebuilt (%s), %d papers in %s (%.1f MiB)\n", rep.Reason, rep.Sparse.Docs, rep.Sparse.Duration.Round(1e7), float64(rep.Sparse.Bytes)/(1<<20))
+	case rep.SparseUpdated:
+		u := rep.Update
+		fmt.Fprintf(w, "  bm25 index:        updated: %d added, %d replaced, %d deleted; %d papers, in %s\n", u.Added, u.Replaced, u.Deleted, u.Docs, u.Duration.Round(1e6))
+	default:
 		fmt.Fprintf(w, "  bm25 index:        up to date\n")
 	}
 	fmt.Fprintf(w, "  time:              %s ingest\n", sum.Duration.Round(1e7))

@@ -34,7 +34,7 @@ func TestSampleCorpusEndToEnd(t *testing.T) {
 	assert.Contains(t, out, "records read:      30")
 	assert.Contains(t, out, "papers stored:     30 new, 30 in the store")
 	assert.Contains(t, out, "skipped (errors):  0")
-	assert.Contains(t, out, "bm25 index:        rebuilt, 30 papers")
+	assert.Contains(t, out, "bm25 index:        rebuilt (no index yet), 30 papers")
 
 	// Again: nothing to do.
 	out, _, err = cli(t, "", "index", "--db", db, "--quiet", samplePath(t))

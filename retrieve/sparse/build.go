@@ -77,8 +77,14 @@ type BuildStats struct {
 const (
 	headerKey  = "citefind.sparse.header"
 	metaPrefix = "citefind.sparse.meta."
-	formatV1   = 1
+	formatV1   = 1 // no per-document lengths: can be read, not updated
+	formatV2   = 2 // each document stores its field lengths (lensField)
 )
+
+// lensField is the stored-only field holding a document's analyzed field
+// lengths, so that Update can take a replaced or deleted document out of
+// the header's totals.
+const lensField = "_lens"
 
 // header is the JSON value stored under headerKey. It holds the collection
 // statistics BM25 needs that bleve does not keep exactly.
@@ -206,7 +212,7 @@ func Build(ctx context.Context, dir string, opts BuildOptions, next func() (corp
 	defer func() {
 		if err != nil {
 			if idx != nil {
-				_ = idx.Close()
+				safeClose(idx)
 			}
 			_ = os.RemoveAll(tmp)
 		}
@@ -360,6 +366,7 @@ func (b *builder) add(ctx context.Context, p *corpus.Paper) error {
 		doc.AddField(tf)
 		pd.fields[i] = tf
 	}
+	doc.AddField(&lensValue{fields: pd.fields, n: len(b.fields)})
 	if err := b.batch.IndexAdvanced(doc); err != nil {
 		return err
 	}
@@ -384,7 +391,7 @@ func (b *builder) submit(ctx context.Context) error {
 	}
 	job := &batchJob{docs: b.pending, err: make(chan error, 1)}
 	batch := b.batch
-	go func() { job.err <- b.idx.Batch(batch) }()
+	go func() { job.err <- safeBatch(b.idx, batch) }()
 	b.inFlight = append(b.inFlight, job)
 	b.pending = make([]pendingDoc, 0, len(job.docs))
 	b.batch = b.idx.NewBatch()
@@ -457,7 +464,7 @@ func (b *builder) finish(ctx context.Context, meta map[string]string, merge bool
 	// containing it is persisted, and so also the merged segment above
 	// (otherwise Close can win the race against the persister and the
 	// index reopens unmerged, with the merged file orphaned).
-	h := header{Format: formatV1, Analyzer: AnalyzerName, Fields: b.fields, Docs: b.docs, Lengths: map[string]uint64{}}
+	h := header{Format: formatV2, Analyzer: AnalyzerName, Fields: b.fields, Docs: b.docs, Lengths: map[string]uint64{}}
 	for i, f := range b.fields {
 		h.Lengths[f] = b.lengths[i]
 	}
@@ -470,7 +477,7 @@ func (b *builder) finish(ctx context.Context, meta map[string]string, merge bool
 	for k, v := range meta {
 		batch.SetInternal([]byte(metaPrefix+k), []byte(v))
 	}
-	if err := b.idx.Batch(batch); err != nil {
+	if err := safeBatch(b.idx, batch); err != nil {
 		return fmt.Errorf("write header: %w", err)
 	}
 	n, err := b.idx.DocCount()
@@ -485,8 +492,11 @@ func (b *builder) finish(ctx context.Context, meta map[string]string, merge bool
 
 // merge merges the index into one segment: fewer segments make every term
 // lookup cheaper at query time.
-func (b *builder) merge(ctx context.Context) error {
-	adv, err := b.idx.Advanced()
+func (b *builder) merge(ctx context.Context) error { return mergeAll(ctx, b.idx) }
+
+// mergeAll merges the segments of idx into one.
+func mergeAll(ctx context.Context, idx bleve.Index) error {
+	adv, err := idx.Advanced()
 	if err != nil {
 		return err
 	}

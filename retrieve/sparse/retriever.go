@@ -172,8 +172,8 @@ func newRetriever(idx bleve.Index, k1, b float64, weights map[string]float64) (*
 	if err := json.Unmarshal(hb, &h); err != nil {
 		return nil, fmt.Errorf("%w (bad header: %v)", ErrNotIndex, err)
 	}
-	if h.Format != formatV1 {
-		return nil, fmt.Errorf("%w (format %d, want %d; rebuild the index)", ErrNotIndex, h.Format, formatV1)
+	if h.Format != formatV1 && h.Format != formatV2 {
+		return nil, fmt.Errorf("%w (format %d, want %d; rebuild the index)", ErrNotIndex, h.Format, formatV2)
 	}
 	if h.Analyzer != AnalyzerName {
 		return nil, fmt.Errorf("%w (analyzer %q, want %q; rebuild the index)", ErrNotIndex, h.Analyzer, AnalyzerName)
