@@ -641,6 +641,11 @@ func (c *evalCmd) ensureDB(ctx context.Context, db, bench string, files []string
 	if err := os.MkdirAll(db, 0o755); err != nil {
 		return fmt.Errorf("create benchmark database: %w", err)
 	}
+	lock, err := lockDB(ctx, c.env, db, citefind.DefaultLockWait)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	st, err := corpus.OpenStore(ctx, filepath.Join(db, citefind.StoreFile))
 	if err != nil {
 		return err
