@@ -17,16 +17,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/fuse"
 	"github.com/citefind/citefind/retrieve/dense"
 )
 
-// retriever mirrors fuse.Retriever (declared where it is used, in fuse);
-// dense must not import fuse.
-type retriever interface {
-	Retrieve(ctx context.Context, query string, k int) ([]corpus.Hit, error)
-}
-
-var _ retriever = (*dense.Retriever)(nil)
+// dense.Retriever plugs into fusion; the check lives in the test so that
+// dense does not import fuse.
+var _ fuse.Retriever = (*dense.Retriever)(nil)
 
 // countingEmbedder wraps an embedder and counts the texts it embeds; fail,
 // when set, fails the call after that many texts were embedded.
