@@ -52,6 +52,7 @@ func commands(e env) []command {
 		&queryCmd{env: e},
 		&evalCmd{env: e},
 		&removeCmd{env: e}, &statusCmd{env: e},
+		&citeCmd{env: e},
 	}
 }
 

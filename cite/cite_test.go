@@ -1,0 +1,267 @@
+package cite_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind/cite"
+	"github.com/citefind/citefind/corpus"
+)
+
+// fakeStore is a Lookup over a map that counts its calls.
+type fakeStore struct {
+	papers map[string]corpus.Paper
+	calls  int
+}
+
+func (f *fakeStore) GetMany(_ context.Context, ids []string) (map[string]corpus.Paper, error) {
+	f.calls++
+	out := map[string]corpus.Paper{}
+	for _, id := range ids {
+		if p, ok := f.papers[id]; ok {
+			out[id] = p
+		}
+	}
+	return out, nil
+}
+
+func testStore() *fakeStore {
+	ps := map[string]corpus.Paper{
+		"smith2020": {ID: "10.1/smith", Type: "article-journal", Title: "Fusion of rankings", Abstract: "We show that reciprocal rank fusion beats score fusion on ten collections.",
+			Authors: []corpus.Author{{Family: "Smith", Given: "Anna"}}, Year: 2020, Venue: "Journal of Tests", Volume: "3", Pages: "1-9"},
+		"doe2022": {ID: "10.1/doe", Type: "book", Title: "Retrieval", Authors: []corpus.Author{{Family: "Doe", Given: "Jane"}}, Year: 2022, Publisher: "Press"},
+		"lee2019": {ID: "arxiv:1901.00001", Type: "article", Title: "Dense things", Authors: []corpus.Author{{Family: "Lee", Given: "Kim"}, {Family: "Park", Given: "Ji"}, {Family: "Cho", Given: "Su"}}, Year: 2019, Venue: "arXiv", URL: "https://arxiv.org/abs/1901.00001"},
+		"anon":    {ID: "h:anon", Type: "webpage", Title: "Untitled Notes", URL: "https://example.org"},
+		"hofA":    {ID: "h:a", Type: "article-journal", Title: "Alpha", Authors: []corpus.Author{{Family: "Hof", Given: "K"}}, Year: 2020, Venue: "J"},
+		"hofB":    {ID: "h:b", Type: "article-journal", Title: "Beta", Authors: []corpus.Author{{Family: "Hof", Given: "K"}}, Year: 2020, Venue: "J"},
+	}
+	ps["10.1/smith"] = ps["smith2020"]
+	ps["10.1/doe"] = ps["doe2022"]
+	ps["arxiv:1901.00001"] = ps["lee2019"]
+	return &fakeStore{papers: ps}
+}
+
+func TestParseGrammar(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want [][]cite.Item // per citation: ID, Secondary, Quote only
+	}{
+		{"simple", "A [[cite:x1]] b", [][]cite.Item{{{ID: "x1"}}}},
+		{"brackets", "A ⟦cite:x1⟧ b", [][]cite.Item{{{ID: "x1"}}}},
+		{"several", "[[cite: a , b,c ]]", [][]cite.Item{{{ID: "a"}, {ID: "b"}, {ID: "c"}}}},
+		{"secondary", "[[cite:p|s]]", [][]cite.Item{{{ID: "p", Secondary: "s"}}}},
+		{"quote", `[[cite:a "rank fusion, works"]]`, [][]cite.Item{{{ID: "a", Quote: "rank fusion, works"}}}},
+		{"quote with brackets", `[[cite:a "x ]] y"]]`, [][]cite.Item{{{ID: "a", Quote: "x ]] y"}}}},
+		{"doi", "[[cite:10.1145/1571941.1572114]]", [][]cite.Item{{{ID: "10.1145/1571941.1572114"}}}},
+		{"case", "[[CITE:a]]", [][]cite.Item{{{ID: "a"}}}},
+		{"code span skipped", "`[[cite:a]]` and [[cite:b]]", [][]cite.Item{{{ID: "b"}}}},
+		{"double backtick span", "``x [[cite:a]] ` y`` [[cite:b]]", [][]cite.Item{{{ID: "b"}}}},
+		{"fenced block skipped", "```\n[[cite:a]]\n```\n[[cite:b]]\n~~~go\n[[cite:c\n~~~\n", [][]cite.Item{{{ID: "b"}}}},
+		{"none", "plain [1] text", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := cite.Parse(tc.in)
+			require.NoError(t, err)
+			var got [][]cite.Item
+			for _, c := range d.Citations {
+				var items []cite.Item
+				for _, it := range c.Items {
+					items = append(items, cite.Item{ID: it.ID, Secondary: it.Secondary, Quote: it.Quote})
+				}
+				got = append(got, items)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		line, col int
+		msg       string
+	}{
+		{"unclosed", "ab\ncd [[cite:x y", 2, 4, "unclosed"},
+		{"unclosed at eol", "[[cite:x\n]]", 1, 1, "unclosed"},
+		{"empty", "é [[cite:]]", 1, 10, "empty ID"},
+		{"empty brackets", "⟦cite: ⟧", 1, 8, "empty ID"},
+		{"stray comma", "[[cite:a,,b]]", 1, 10, "stray separator"},
+		{"trailing comma", "[[cite:a,]]", 1, 9, "stray \",\""},
+		{"leading bar", "[[cite:|b]]", 1, 8, "stray separator"},
+		{"double bar", "[[cite:a|b|c]]", 1, 11, "stray \"|\""},
+		{"empty secondary", "[[cite:a|]]", 1, 10, "secondary"},
+		{"unclosed quote", `[[cite:a "abc]]`, 1, 1, "quote"},
+		{"missing comma", "[[cite:a b]]", 1, 10, "separate IDs"},
+		{"empty quote", `[[cite:a ""]]`, 1, 10, "empty quote"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := cite.Parse(tc.in)
+			require.Error(t, err)
+			require.ErrorIs(t, err, cite.ErrSyntax)
+			var se *cite.SyntaxError
+			require.True(t, errors.As(err, &se))
+			assert.Equal(t, [2]int{tc.line, tc.col}, [2]int{se.Line, se.Col}, se.Error())
+			assert.Contains(t, se.Msg, tc.msg)
+		})
+	}
+}
+
+func TestResolveNumberingAndIdempotence(t *testing.T) {
+	st := testStore()
+	doc := "Intro [[cite:lee2019]].\n\nThen [[cite:smith2020,doe2022,smith2020]] and ⟦cite:lee2019⟧ again [[cite:10.1/smith]].\n\n```\n[[cite:nothere]]\n```\n"
+	res, err := cite.Resolve(t.Context(), doc, st, cite.Options{Style: cite.IEEE})
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.calls, "one batch lookup")
+	assert.Equal(t, []string{"arxiv:1901.00001", "10.1/smith", "10.1/doe"}, res.Cited)
+	assert.Contains(t, res.Text, "<!--cite:lee2019-->[1]<!--/cite-->")
+	assert.Contains(t, res.Text, "<!--cite:smith2020,doe2022,smith2020-->[2], [3]<!--/cite-->")
+	assert.Contains(t, res.Text, "[[cite:nothere]]", "code block untouched")
+	assert.Contains(t, res.Text, "[1] K. Lee, J. Park, and S. Cho, “Dense things,” *arXiv*. 2019.")
+	assert.Contains(t, res.Text, "[1]: cite:arxiv:1901.00001\n[2]: cite:10.1/smith\n[3]: cite:10.1/doe\n")
+
+	// Idempotent.
+	again, err := cite.Resolve(t.Context(), res.Text, st, cite.Options{Style: cite.IEEE})
+	require.NoError(t, err)
+	assert.Equal(t, res.Text, again.Text)
+
+	// Regenerate the first paragraph with a new citation: everything renumbers.
+	edited := strings.Replace(res.Text, "Intro <!--cite:lee2019-->[1]<!--/cite-->.", "Intro [[cite:doe2022]] and [2].", 1)
+	re, err := cite.Resolve(t.Context(), edited, st, cite.Options{Style: cite.IEEE})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"10.1/doe", "10.1/smith", "arxiv:1901.00001"}, re.Cited)
+	assert.Contains(t, re.Text, "Intro <!--cite:doe2022-->[1]<!--/cite--> and <!--cite:10.1/smith-->[2]<!--/cite-->.")
+	assert.Contains(t, re.Text, "<!--cite:smith2020,doe2022,smith2020-->[1], [2]<!--/cite-->")
+	assert.Equal(t, 1, strings.Count(re.Text, "## References"))
+
+	// No citations: unchanged.
+	plain, err := cite.Resolve(t.Context(), "nothing [1] here\n", st, cite.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "nothing [1] here\n", plain.Text)
+}
+
+func TestResolveAuthorYear(t *testing.T) {
+	st := testStore()
+	tests := []struct {
+		style cite.Style
+		doc   string
+		want  string
+	}{
+		{cite.APA, "[[cite:smith2020|doe2022]]", "(Smith, 2020, as cited in Doe, 2022)"},
+		{cite.APA, "[[cite:lee2019]]", "(Lee et al., 2019)"},
+		{cite.APA, "[[cite:hofA,hofB]]", "(Hof, 2020a; Hof, 2020b)"},
+		{cite.APA, "[[cite:anon]]", "(Untitled Notes, n.d.)"},
+		{cite.Chicago, "[[cite:lee2019,smith2020]]", "(Lee, Park, and Cho 2019; Smith 2020)"},
+		{cite.Harvard, "[[cite:anon]]", "(Untitled Notes, no date)"},
+		{cite.MLA, "[[cite:hofA]] [[cite:hofB]]", "(Hof, “Alpha”) (Hof, “Beta”)"},
+		{cite.Vancouver, "[[cite:smith2020,doe2022,lee2019]]", "(1–3)"},
+		{cite.IEEE, "[[cite:smith2020,doe2022,lee2019]]", "[1]–[3]"},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.style)+" "+tc.doc, func(t *testing.T) {
+			res, err := cite.Resolve(t.Context(), tc.doc, st, cite.Options{Style: tc.style, Format: cite.Text})
+			require.NoError(t, err)
+			body, _, _ := strings.Cut(res.Text, "\n\n")
+			assert.Equal(t, tc.want, body)
+		})
+	}
+	res, err := cite.Resolve(t.Context(), "[[cite:anon]]", st, cite.Options{})
+	require.NoError(t, err)
+	require.Len(t, res.Warnings, 1)
+	assert.Equal(t, "missing-metadata", res.Warnings[0].Kind)
+	assert.Contains(t, res.Warnings[0].Msg, "Untitled Notes")
+}
+
+func TestResolveUnknownIDs(t *testing.T) {
+	st := testStore()
+	doc := "a [[cite:smith2020]]\nb [[cite:nope1, doe2022]] [[cite:smith2020|nope2]]\n"
+	_, err := cite.Resolve(t.Context(), doc, st, cite.Options{})
+	require.ErrorIs(t, err, cite.ErrUnknownID)
+	var ue *cite.UnknownIDError
+	require.True(t, errors.As(err, &ue))
+	assert.Equal(t, []cite.UnknownID{{ID: "nope1", Line: 2, Col: 10}, {ID: "nope2", Line: 2, Col: 44}}, ue.IDs)
+
+	res, err := cite.Resolve(t.Context(), doc, st, cite.Options{Lenient: true})
+	require.NoError(t, err)
+	assert.Contains(t, res.Text, "⚠[[cite:nope1, doe2022]]")
+	again, err := cite.Resolve(t.Context(), res.Text, st, cite.Options{Lenient: true})
+	require.NoError(t, err)
+	assert.Equal(t, res.Text, again.Text)
+}
+
+func TestMergeDrafts(t *testing.T) {
+	st := testStore()
+	a := "Section A cites [1] and [2].\n\n[1]: cite:smith2020\n[2]: cite:lee2019\n"
+	b := "Section B cites [1, 2] and [2].\n\n[1]: cite:doe2022\n[2]: cite:smith2020\n"
+	merged, err := cite.Merge([]string{a, b})
+	require.NoError(t, err)
+	assert.Equal(t, "Section A cites [[cite:smith2020]] and [[cite:lee2019]].\n\nSection B cites [[cite:doe2022,smith2020]] and [[cite:smith2020]].\n", merged)
+	res, err := cite.Resolve(t.Context(), merged, st, cite.Options{Style: cite.IEEE, Format: cite.Text})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(res.Text, "Section A cites [1] and [2].\n\nSection B cites [1], [3] and [1].\n\nReferences\n\n[1] A. Smith"), res.Text)
+
+	_, err = cite.Merge([]string{"see [3]\n\n[1]: cite:a\n"})
+	require.ErrorIs(t, err, cite.ErrSyntax)
+}
+
+func TestQuoteVerification(t *testing.T) {
+	st := testStore()
+	res, err := cite.Resolve(t.Context(), `[[cite:smith2020 "reciprocal rank fusion beats score fusion"]] [[cite:doe2022 "transformers are all you need"]]`, st, cite.Options{})
+	require.NoError(t, err)
+	var flagged []string
+	for _, w := range res.Warnings {
+		if w.Kind == "quote" {
+			flagged = append(flagged, w.ID)
+		}
+	}
+	assert.Equal(t, []string{"10.1/doe"}, flagged)
+	assert.Greater(t, cite.QuoteSimilarity("reciprocal rank fusoin beats score fusion", st.papers["smith2020"]), 0.9)
+
+	res, err = cite.Resolve(t.Context(), "[[cite:smith2020]] [[cite:doe2022]]", st, cite.Options{Candidates: map[string]bool{"10.1/smith": true}})
+	require.NoError(t, err)
+	require.Len(t, res.Warnings, 1)
+	assert.Equal(t, "not-retrieved", res.Warnings[0].Kind)
+	assert.Equal(t, "10.1/doe", res.Warnings[0].ID)
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"[[cite:a]]", "⟦cite:a,b|c \"q\"⟧", "`[[cite:a]]`", "```\n[[cite:a\n```", "[[cite:a,,]]",
+		"<!--cite:a-->[1]<!--/cite-->", "x [1]\n[1]: cite:a\n", "[[cite:a \"q", "<!-- citefind:bibliography -->x<!-- /citefind:bibliography -->"} {
+		f.Add(s)
+	}
+	st := testStore()
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := cite.Parse(s)
+		if err != nil {
+			var el cite.ErrorList
+			if !errors.As(err, &el) || len(el) == 0 {
+				t.Fatalf("error is not a non-empty ErrorList: %v", err)
+			}
+			return
+		}
+		for _, c := range d.Citations {
+			if c.Start < 0 || c.End > len(s) || c.Start >= c.End || len(c.Items) == 0 {
+				t.Fatalf("bad citation %+v in %q", c, s)
+			}
+		}
+		res, err := cite.Resolve(context.Background(), s, st, cite.Options{Lenient: true})
+		if err != nil {
+			return
+		}
+		again, err := cite.Resolve(context.Background(), res.Text, st, cite.Options{Lenient: true})
+		if err != nil {
+			t.Fatalf("resolved output does not parse: %v\n%q", err, res.Text)
+		}
+		if again.Text != res.Text {
+			t.Fatalf("not idempotent:\n%q\n%q", res.Text, again.Text)
+		}
+	})
+}

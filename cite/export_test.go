@@ -1,0 +1,57 @@
+package cite_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind/cite"
+	"github.com/citefind/citefind/corpus"
+)
+
+// TestBibTeXRoundTrip writes the styles fixture as BibTeX and reads it back
+// with the project's own reader: the same papers come back.
+func TestBibTeXRoundTrip(t *testing.T) {
+	ps := loadFixture(t)
+	ps = append(ps, corpus.Paper{Type: "article-journal", Title: "Braces {and} 50% & $money$ #1_x ~ ^", Authors: []corpus.Author{{Family: "d'Arc", Given: "Jeanne"}, {Family: "van Beethoven", Given: "Ludwig"}}, Year: 2001, Venue: "J & K", Abstract: "Some abstract.", Keywords: []string{"a", "b"}})
+	// corpus.ReadBibTeX types an @online entry as a webpage only when it has
+	// no venue, so a web page inside a site (container-title) cannot round
+	// trip; such records are left out here (documented in docs/cite.md).
+	kept := ps[:0]
+	for _, p := range ps {
+		if !(p.Type == "webpage" && p.Venue != "") {
+			kept = append(kept, p)
+		}
+	}
+	ps = kept
+	for i := range ps {
+		ps[i].ID = corpus.PaperID(ps[i])
+		if ps[i].Type == "article" && ps[i].ArXiv == "" {
+			ps[i].ArXiv = corpus.NormalizeArXiv(ps[i].URL)
+			ps[i].ID = corpus.PaperID(ps[i])
+		}
+	}
+	var buf bytes.Buffer
+	require.NoError(t, cite.WriteBibTeX(&buf, ps))
+	var got []corpus.Paper
+	require.NoError(t, corpus.ReadBibTeX(t.Context(), &buf, "out.bib", func(r corpus.Record) error {
+		got = append(got, r.Paper)
+		return nil
+	}, func(e *corpus.ParseError) { t.Errorf("parse error: %v", e) }))
+	require.Len(t, got, len(ps))
+	for i := range ps {
+		assert.Equal(t, ps[i], got[i], "paper %d", i)
+	}
+}
+
+func TestCSLJSONRoundTrip(t *testing.T) {
+	ps := loadFixture(t)
+	var buf bytes.Buffer
+	require.NoError(t, cite.WriteCSLJSON(&buf, ps))
+	var got []corpus.Paper
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &got))
+	assert.Equal(t, ps, got)
+}
