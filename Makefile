@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-short race bench fuzz eval bench-xapian bench-index bench-compare sweep lint fmt clean
+.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval bench-xapian bench-index bench-compare sweep lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
@@ -32,11 +32,16 @@ demo-acm: build
 	$(BIN) eval --bench acm-cr --db $(EVAL_DB)
 
 # Unit tests with the race detector, then the tests over the real ACM-CR data
-# (skipped with a message when ../shared/data is absent) without it.
-test:
+# (skipped with a message when ../shared/data is absent) and the kill -9 test
+# without it. test-deps installs what the tests need on a bare machine
+# (pandoc and the CSL styles, for the citation-style conformance test).
+test: test-deps
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 15m ./...
 	$(GO) test -timeout 20m -run 'ACMCR|RealData|Kill' ./...
+
+test-deps:
+	bash scripts/install-test-deps.sh
 
 test-short:
 	$(GO) test -short ./...
