@@ -8,5 +8,8 @@ if command -v pandoc >/dev/null 2>&1 && [ -f /usr/share/citation-style-language/
 fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-$SUDO apt-get update
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends pandoc citation-style-language-styles
+# A failed install does not fail `make test`: the pandoc conformance test
+# then skips with a message saying pandoc is missing.
+if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends pandoc citation-style-language-styles; }; then
+  echo "install-test-deps: could not install pandoc and citation-style-language-styles; the citeproc conformance test will skip" >&2
+fi
