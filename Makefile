@@ -56,7 +56,7 @@ bench:
 # inputs are minimised for at most 10 s, during which no executions count;
 # a crasher lands there too and then runs in every `go test` as a regression).
 FUZZTIME ?= 60s
-FUZZ_TARGETS := ./corpus:FuzzReadBibTeX ./corpus:FuzzReadJSONL ./retrieve:FuzzClean
+FUZZ_TARGETS := ./corpus:FuzzReadBibTeX ./corpus:FuzzReadJSONL ./retrieve:FuzzClean ./cite:FuzzParse
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 	  echo "== $$name ($$pkg, $(FUZZTIME))"; \

@@ -19,6 +19,11 @@
 // resolution is renumbered as a whole. Merge combines drafts that carry
 // their own "[n]" numbering and "[n]: cite:ID" maps.
 //
+// Usage tracking: DraftUsage builds the record of a resolved draft (its
+// cited papers and the searches behind it) that corpus.Store.RecordUsage
+// stores; Stats summarises corpus.Store.Usage: citation rate per search,
+// citations per paper, papers retrieved but never cited.
+//
 // Usage:
 //
 //	store, _ := corpus.OpenStore(ctx, "papers.sqlite")

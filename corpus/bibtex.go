@@ -38,16 +38,20 @@ const readCheckEvery = 1000
 // types: article → article-journal; inproceedings, conference →
 // paper-conference; book, proceedings → book; inbook, incollection →
 // chapter; phdthesis, mastersthesis, thesis → thesis; techreport, report →
-// report; dataset → dataset; software → software; misc with an arXiv id or
-// eprint → article; misc, online, electronic, www with a URL but no venue,
-// DOI or arXiv id → webpage; any other → article.
+// report; dataset → dataset; software → software; misc, online,
+// electronic, www with an arXiv id or eprint → article; other online,
+// electronic, www → webpage (any venue, e.g. the site of a blog post, is
+// kept as its container title); misc with a URL (or a URL in howpublished,
+// "\url{…}", when there is no url field) but no venue, DOI or arXiv id →
+// webpage; any other → article.
 //
 // Fields: title, author (see below), year (the first 4-digit number, so
 // "2020a" and "{2020}" give 2020; no number gives 0, the entry is kept;
 // biblatex date when there is no year), journal/journaltitle or booktitle
 // → Venue (journal first for articles, booktitle first otherwise), doi
 // (NormalizeDOI; else a DOI in url, e.g. https://doi.org/… or
-// https://dl.acm.org/doi/…), url, abstract, keywords (SplitKeywords),
+// https://dl.acm.org/doi/…), url (for misc without url: a URL in
+// howpublished), abstract, keywords (SplitKeywords),
 // arXiv id (eprint with archivePrefix or eprinttype arXiv or neither, the
 // arxiv or arxivid fields, an arxiv.org url, "arXiv:…" in journal, DBLP's
 // journal CoRR with volume abs/…), publisher (else school, institution,
@@ -126,6 +130,7 @@ const (
 	fNumber
 	fIssue
 	fPages
+	fHowPublished
 	numFields
 )
 
@@ -136,7 +141,7 @@ var bibFieldIndex = map[string]int{
 	"eprint": fEprint, "archiveprefix": fArchivePrefix, "eprinttype": fEprintType,
 	"arxiv": fArxiv, "arxivid": fArxivID, "publisher": fPublisher, "school": fSchool,
 	"institution": fInstitution, "organization": fOrganization, "volume": fVolume,
-	"number": fNumber, "issue": fIssue, "pages": fPages,
+	"number": fNumber, "issue": fIssue, "pages": fPages, "howpublished": fHowPublished,
 }
 
 // bibMonths are the predefined month macros.
@@ -777,6 +782,9 @@ func (e *bibEntry) paper() Paper {
 		Pages:    LaTeXToUnicode(f[fPages]),
 		URL:      plainValue(f[fURL]),
 	}
+	if p.URL == "" && e.typ == "misc" {
+		p.URL = howPublishedURL(f[fHowPublished])
+	}
 	if f[fAuthor] != "" {
 		p.Authors = parseAuthors(f[fAuthor])
 	}
@@ -841,6 +849,20 @@ func (e *bibEntry) arxiv(url, venue, volume string) string {
 	return ""
 }
 
+// howPublishedURL is the URL of a misc entry's howpublished field, the
+// classic BibTeX way to cite a web page ("\url{https://…}" or a bare URL);
+// "" when it holds anything else.
+func howPublishedURL(v string) string {
+	u := plainValue(v)
+	if strings.ContainsAny(u, " \t") {
+		return ""
+	}
+	if l := strings.ToLower(u); strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") {
+		return u
+	}
+	return ""
+}
+
 // cslType maps the BibTeX entry type to a CSL type (see ReadBibTeX).
 func (e *bibEntry) cslType(p *Paper) string {
 	switch e.typ {
@@ -863,6 +885,9 @@ func (e *bibEntry) cslType(p *Paper) string {
 	case "misc", "online", "electronic", "www":
 		if p.ArXiv != "" || e.f[fEprint] != "" {
 			return "article"
+		}
+		if e.typ != "misc" {
+			return "webpage"
 		}
 		if p.URL != "" && p.Venue == "" && p.DOI == "" {
 			return "webpage"

@@ -2,7 +2,9 @@ package corpus
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,11 +18,11 @@ import (
 )
 
 // schemaVersion is stored in PRAGMA user_version. OpenStore creates the
-// schema in a file whose user_version is 0, migrates version 1, and refuses
-// files with a newer version (ErrSchemaVersion).
-const schemaVersion = 2
+// schema in a file whose user_version is 0, migrates versions 1 and 2, and
+// refuses files with a newer version (ErrSchemaVersion).
+const schemaVersion = 3
 
-// schemaSQL is the store's schema, version 2.
+// schemaSQL is the store's schema, version 3.
 //
 //	papers          one row per paper.
 //	  id            stable ID (PaperID): "10.1145/…", "arxiv:…" or "h:…"
@@ -52,6 +54,27 @@ const schemaVersion = 2
 //	                sha256 (hex), records, ingested_at (Unix ns)
 //	meta            free key/value settings (SetMeta), e.g. the embedder
 //	generation      a single row: the store's generation counter
+//
+// Usage tracking (version 3, RecordUsage; not part of the generation):
+//
+//	searches        one row per distinct search behind a resolved draft:
+//	  id            SearchID: SHA-256 (hex) of the query text and hit IDs
+//	  query         the query text
+//	  hits          how many hits it returned
+//	  first_seen    when a draft first recorded it (Unix ns)
+//	search_hits     its hits: search, rank (1-based, best first), paper ID
+//	drafts          one row per resolved draft:
+//	  id            the caller's key (cite: SHA-256 of the draft's file
+//	                path, or of its normalised content when read from stdin)
+//	  name          file path(s) or "-"
+//	  content       SHA-256 (hex) of the normalised placeholder content
+//	  first_resolved, resolved_at   Unix ns
+//	draft_citations the papers a draft cites: draft, paper, ord (order of
+//	                first citation)
+//	draft_searches  the searches behind a draft
+//
+// Paper IDs in the usage tables are not foreign keys: usage survives a
+// paper's removal. Searches no draft links to any more are deleted.
 const schemaSQL = `
 CREATE TABLE papers (
 	id          TEXT PRIMARY KEY,
@@ -89,7 +112,44 @@ CREATE TABLE meta (
 ) WITHOUT ROWID;
 CREATE TABLE generation (n INTEGER NOT NULL);
 INSERT INTO generation (n) VALUES (0);
-` + schemaV2SQL
+` + schemaV2SQL + schemaV3SQL
+
+// schemaV3SQL is what version 3 added to version 2: usage tracking.
+const schemaV3SQL = `
+CREATE TABLE searches (
+	id         TEXT PRIMARY KEY,
+	query      TEXT NOT NULL,
+	hits       INTEGER NOT NULL,
+	first_seen INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE search_hits (
+	search TEXT NOT NULL REFERENCES searches(id) ON DELETE CASCADE,
+	rank   INTEGER NOT NULL,
+	paper  TEXT NOT NULL,
+	PRIMARY KEY (search, rank)
+) WITHOUT ROWID;
+CREATE INDEX search_hits_paper ON search_hits(paper);
+CREATE TABLE drafts (
+	id             TEXT PRIMARY KEY,
+	name           TEXT NOT NULL,
+	content        TEXT NOT NULL,
+	first_resolved INTEGER NOT NULL,
+	resolved_at    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE draft_citations (
+	draft TEXT NOT NULL REFERENCES drafts(id) ON DELETE CASCADE,
+	paper TEXT NOT NULL,
+	ord   INTEGER NOT NULL,
+	PRIMARY KEY (draft, paper)
+) WITHOUT ROWID;
+CREATE INDEX draft_citations_paper ON draft_citations(paper);
+CREATE TABLE draft_searches (
+	draft  TEXT NOT NULL REFERENCES drafts(id) ON DELETE CASCADE,
+	search TEXT NOT NULL REFERENCES searches(id) ON DELETE CASCADE,
+	PRIMARY KEY (draft, search)
+) WITHOUT ROWID;
+CREATE INDEX draft_searches_search ON draft_searches(search);
+`
 
 // schemaV2SQL is what version 2 added to version 1 (which had a
 // record_sources table of (file, line) → id, key instead).
@@ -208,8 +268,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("%w: file has %d, this build knows %d", ErrSchemaVersion, v, schemaVersion)
 	}
 	script := schemaSQL
-	if v == 1 {
-		script = migrateV1SQL
+	switch v {
+	case 1:
+		script = migrateV1SQL + schemaV3SQL
+	case 2:
+		script = schemaV3SQL
 	}
 	if _, err := tx.ExecContext(ctx, script); err != nil {
 		return fmt.Errorf("create schema (from version %d): %w", v, err)
@@ -1727,4 +1790,277 @@ func (s *Store) SetMeta(ctx context.Context, key, value string) error {
 		return fmt.Errorf("set meta %q: %w", key, err)
 	}
 	return nil
+}
+
+// Search is one search behind a draft (usage tracking): its query text and
+// the IDs of the papers it returned, best first.
+type Search struct {
+	// ID is SearchID(Query, Hits); RecordUsage computes it when empty.
+	ID    string
+	Query string
+	// Hits are paper IDs, best first; a repeated ID counts at its first rank.
+	Hits []string
+	// FirstSeen is when a draft first recorded the search (set by Usage).
+	FirstSeen time.Time
+}
+
+// SearchID identifies a search by its content: the SHA-256 (hex) of the
+// query text and the hit IDs in order (repeats dropped), so the same
+// search recorded twice is one search.
+func SearchID(query string, hits []string) string {
+	h := sha256.New()
+	h.Write([]byte(query))
+	for _, id := range dedupe(hits) {
+		h.Write([]byte{0})
+		h.Write([]byte(id))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// DraftUsage is what one resolved draft cited and the searches behind it.
+type DraftUsage struct {
+	// ID is the draft's key: recording a draft with the same ID again
+	// replaces its citations and searches.
+	ID string
+	// Name says which draft it is (file paths, "-" for standard input).
+	Name string
+	// Content identifies the draft's content (a hash); informative.
+	Content string
+	// Cited are the cited paper IDs, in order of first citation.
+	Cited []string
+	// Searches are the searches behind the draft.
+	Searches []Search
+	// FirstResolved and ResolvedAt are set by Usage.
+	FirstResolved, ResolvedAt time.Time
+}
+
+// Usage is every recorded draft and the searches behind them.
+type Usage struct {
+	Searches []Search     // by first seen, then ID
+	Drafts   []DraftUsage // by first resolved, then ID; each with its searches
+}
+
+// RecordUsage records, in one transaction, a resolved draft's citations
+// and the searches behind it, replacing what was recorded under the same
+// draft ID before, so recording the same draft again changes nothing but
+// its ResolvedAt. A search is stored once however many drafts link to it;
+// searches no draft links to any more are deleted. Usage does not change
+// the generation.
+func (s *Store) RecordUsage(ctx context.Context, d DraftUsage) error {
+	if d.ID == "" {
+		return errors.New("record usage: draft has no ID")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.recordUsage(ctx, d)
+	if err != nil {
+		err = withCtxErr(ctx, fmt.Errorf("record usage of %s: %w", d.Name, err))
+	}
+	return err
+}
+
+func (s *Store) recordUsage(ctx context.Context, d DraftUsage) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	now := time.Now().UnixNano()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO drafts (id, name, content, first_resolved, resolved_at)
+		VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET name = excluded.name, content = excluded.content,
+			resolved_at = excluded.resolved_at`, d.ID, d.Name, d.Content, now, now); err != nil {
+		return err
+	}
+	for _, q := range []string{"DELETE FROM draft_citations WHERE draft = ?", "DELETE FROM draft_searches WHERE draft = ?"} {
+		if _, err := tx.ExecContext(ctx, q, d.ID); err != nil {
+			return err
+		}
+	}
+	for i, id := range dedupe(d.Cited) {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO draft_citations (draft, paper, ord) VALUES (?, ?, ?)", d.ID, id, i+1); err != nil {
+			return err
+		}
+	}
+	for _, se := range d.Searches {
+		hits := dedupe(se.Hits)
+		id := se.ID
+		if id == "" {
+			id = SearchID(se.Query, hits)
+		}
+		r, err := tx.ExecContext(ctx, `INSERT INTO searches (id, query, hits, first_seen) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO NOTHING`, id, se.Query, len(hits), now)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil {
+			return err
+		} else if n > 0 {
+			for i, h := range hits {
+				if _, err := tx.ExecContext(ctx, "INSERT INTO search_hits (search, rank, paper) VALUES (?, ?, ?)", id, i+1, h); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO draft_searches (draft, search) VALUES (?, ?) ON CONFLICT DO NOTHING", d.ID, id); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM searches WHERE id NOT IN (SELECT search FROM draft_searches)"); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// ForgetDraft deletes the usage record of the draft with this ID (and the
+// searches no other draft links to). It reports whether there was one.
+func (s *Store) ForgetDraft(ctx context.Context, id string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("forget draft: begin: %w", err)
+	}
+	defer tx.Rollback()
+	r, err := tx.ExecContext(ctx, "DELETE FROM drafts WHERE id = ?", id)
+	if err != nil {
+		return false, fmt.Errorf("forget draft: %w", err)
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("forget draft: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM searches WHERE id NOT IN (SELECT search FROM draft_searches)"); err != nil {
+		return false, fmt.Errorf("forget draft: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("forget draft: commit: %w", err)
+	}
+	return n > 0, nil
+}
+
+// Usage returns every recorded draft, with its citations and searches, and
+// every search with its hits; see RecordUsage.
+func (s *Store) Usage(ctx context.Context) (Usage, error) {
+	u, err := s.usage(ctx)
+	if err != nil {
+		return Usage{}, fmt.Errorf("usage: %w", err)
+	}
+	return u, nil
+}
+
+func (s *Store) usage(ctx context.Context) (Usage, error) {
+	var u Usage
+	// One deferred (read) transaction, for a consistent view; BeginTx
+	// would take the write lock (_txlock=immediate).
+	tx, err := s.db.Conn(ctx)
+	if err != nil {
+		return u, err
+	}
+	defer tx.Close()
+	if _, err := tx.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+		return u, err
+	}
+	defer tx.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	byID := map[string]int{}
+	err = queryRows(ctx, tx, "SELECT id, query, first_seen FROM searches ORDER BY first_seen, id", func(rows *sql.Rows) error {
+		var se Search
+		var ns int64
+		if err := rows.Scan(&se.ID, &se.Query, &ns); err != nil {
+			return err
+		}
+		se.FirstSeen = time.Unix(0, ns)
+		byID[se.ID] = len(u.Searches)
+		u.Searches = append(u.Searches, se)
+		return nil
+	})
+	if err != nil {
+		return u, err
+	}
+	err = queryRows(ctx, tx, "SELECT search, paper FROM search_hits ORDER BY search, rank", func(rows *sql.Rows) error {
+		var sid, pid string
+		if err := rows.Scan(&sid, &pid); err != nil {
+			return err
+		}
+		if i, ok := byID[sid]; ok {
+			u.Searches[i].Hits = append(u.Searches[i].Hits, pid)
+		}
+		return nil
+	})
+	if err != nil {
+		return u, err
+	}
+	draftIdx := map[string]int{}
+	err = queryRows(ctx, tx, "SELECT id, name, content, first_resolved, resolved_at FROM drafts ORDER BY first_resolved, id", func(rows *sql.Rows) error {
+		var d DraftUsage
+		var first, last int64
+		if err := rows.Scan(&d.ID, &d.Name, &d.Content, &first, &last); err != nil {
+			return err
+		}
+		d.FirstResolved, d.ResolvedAt = time.Unix(0, first), time.Unix(0, last)
+		draftIdx[d.ID] = len(u.Drafts)
+		u.Drafts = append(u.Drafts, d)
+		return nil
+	})
+	if err != nil {
+		return u, err
+	}
+	err = queryRows(ctx, tx, "SELECT draft, paper FROM draft_citations ORDER BY draft, ord", func(rows *sql.Rows) error {
+		var did, pid string
+		if err := rows.Scan(&did, &pid); err != nil {
+			return err
+		}
+		if i, ok := draftIdx[did]; ok {
+			u.Drafts[i].Cited = append(u.Drafts[i].Cited, pid)
+		}
+		return nil
+	})
+	if err != nil {
+		return u, err
+	}
+	err = queryRows(ctx, tx, `SELECT ds.draft, ds.search FROM draft_searches ds JOIN searches se ON se.id = ds.search
+		ORDER BY ds.draft, se.first_seen, se.id`, func(rows *sql.Rows) error {
+		var did, sid string
+		if err := rows.Scan(&did, &sid); err != nil {
+			return err
+		}
+		i, ok := draftIdx[did]
+		j, ok2 := byID[sid]
+		if ok && ok2 {
+			u.Drafts[i].Searches = append(u.Drafts[i].Searches, u.Searches[j])
+		}
+		return nil
+	})
+	return u, err
+}
+
+// queryRows runs a query and calls fn for each row.
+func queryRows(ctx context.Context, q queryer, query string, fn func(*sql.Rows) error, args ...any) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// dedupe returns ids without empty and repeated ones, in order.
+func dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }

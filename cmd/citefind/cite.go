@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/citefind/citefind"
@@ -23,7 +24,7 @@ func (c *citeCmd) Synopsis() string {
 }
 
 const citeUsage = `Usage: citefind cite [--db DIR] [--style apa|ieee|mla|chicago|harvard|vancouver] [--format md|text]
-                    [--lenient] [--session FILE] [--bib-out FILE] FILE... | -
+                    [--lenient] [--session FILE]... [--no-track] [--bib-out FILE] FILE... | -
 
 Replaces the placeholders [[cite:ID]], ⟦cite:ID⟧, [[cite:ID1,ID2]],
 [[cite:PRIMARY|SECONDARY]] and [[cite:ID "quoted words"]] of a draft with
@@ -36,7 +37,13 @@ whole document. Several FILEs are drafts with their own [n] numbering and
 Unknown IDs are an error listing each with line:column (--lenient keeps their
 placeholders, marked ⚠). Warnings (missing author or year, quotes that do
 not match the paper, IDs not among --session's candidates) go to stderr.
---bib-out writes the bibliography as .md, .txt, .bib (BibTeX) or .json (CSL-JSON).`
+--bib-out writes the bibliography as .md, .txt, .bib (BibTeX) or .json (CSL-JSON).
+
+Usage tracking: each --session FILE (repeatable) holds the searches behind
+the draft, the JSON of earlier ` + "`citefind query --json`" + ` runs. A successful run
+records in the store which papers the draft cites and which searches it
+used (` + "`citefind stats`" + ` reports them); the same draft file resolved again
+replaces its record. --no-track records nothing.`
 
 func (c *citeCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "cite", citeUsage)
@@ -44,7 +51,9 @@ func (c *citeCmd) Run(ctx context.Context, args []string) error {
 	styleName := fs.String("style", "apa", "citation style: apa, ieee, mla, chicago, harvard, vancouver")
 	formatName := fs.String("format", "md", "output format: md (Markdown, re-resolvable) or text")
 	lenient := fs.Bool("lenient", false, "leave placeholders with unknown IDs in place, marked ⚠, instead of failing")
-	session := fs.String("session", "", "`FILE` with the JSON of an earlier `citefind query --json`: flag cited papers it did not retrieve")
+	var sessions stringList
+	fs.Var(&sessions, "session", "`FILE` with the JSON of an earlier `citefind query --json` (repeatable): flag cited papers no session retrieved, and record the searches")
+	noTrack := fs.Bool("no-track", false, "do not record the draft's citations and searches in the store (citefind stats)")
 	bibOut := fs.String("bib-out", "", "also write the bibliography to `FILE` (.md, .txt, .bib, .json)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -81,9 +90,20 @@ func (c *citeCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	opts := cite.Options{Style: st, Format: format, Lenient: *lenient}
-	if *session != "" {
-		if opts.Candidates, err = readSession(*session); err != nil {
-			return fmt.Errorf("cite: --session: %w", err)
+	var searches []corpus.Search
+	if len(sessions) > 0 {
+		opts.Candidates = map[string]bool{}
+		for _, path := range sessions {
+			ss, err := readSession(path)
+			if err != nil {
+				return fmt.Errorf("cite: --session %s: %w", path, err)
+			}
+			for _, se := range ss {
+				for _, id := range se.Hits {
+					opts.Candidates[id] = true
+				}
+			}
+			searches = append(searches, ss...)
 		}
 	}
 	storePath := filepath.Join(*db, citefind.StoreFile)
@@ -115,19 +135,50 @@ func (c *citeCmd) Run(ctx context.Context, args []string) error {
 			return fmt.Errorf("cite: --bib-out: %w", err)
 		}
 	}
+	if !*noTrack {
+		if err := trackUsage(ctx, store, pos, doc, res.Cited, searches); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			// The document is out; not recording it is worth a warning only
+			// (a read-only or busy store, say).
+			fmt.Fprintf(c.stderr, "warning: usage not recorded (citefind stats will not count this draft): %v\n", err)
+		}
+	}
 	return nil
 }
 
-// readSession reads the candidate IDs of one `query --json` result, or a
-// JSON array of them, or JSON lines.
-func readSession(path string) (map[string]bool, error) {
+// trackUsage records the resolved draft and the searches behind it.
+func trackUsage(ctx context.Context, store *corpus.Store, paths []string, doc string, cited []string, searches []corpus.Search) error {
+	d, err := cite.DraftUsage(paths, doc, cited, searches)
+	if err != nil {
+		return err
+	}
+	return store.RecordUsage(ctx, d)
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+// readSession reads the searches of a session file: one `query --json`
+// result, or a JSON array of them, or JSON lines. Each result is one
+// search: its query text and hit IDs in rank order.
+func readSession(path string) ([]corpus.Search, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	type result struct {
-		Hits []struct {
-			ID string `json:"id"`
+		Query string `json:"query"`
+		Hits  []struct {
+			ID   string `json:"id"`
+			Rank int    `json:"rank"` // 1-based; 0 when absent: file order
 		} `json:"hits"`
 	}
 	var rs []result
@@ -151,13 +202,19 @@ func readSession(path string) (map[string]bool, error) {
 			rs = append(rs, one)
 		}
 	}
-	ids := map[string]bool{}
-	for _, r := range rs {
-		for _, h := range r.Hits {
-			ids[h.ID] = true
-		}
+	if len(rs) == 0 {
+		return nil, errors.New("no `citefind query --json` result in the file")
 	}
-	return ids, nil
+	out := make([]corpus.Search, 0, len(rs))
+	for _, r := range rs {
+		se := corpus.Search{Query: r.Query}
+		sort.SliceStable(r.Hits, func(i, j int) bool { return r.Hits[i].Rank < r.Hits[j].Rank })
+		for _, h := range r.Hits {
+			se.Hits = append(se.Hits, h.ID)
+		}
+		out = append(out, se)
+	}
+	return out, nil
 }
 
 func writeBib(path string, b *cite.Bibliography) error {

@@ -53,6 +53,7 @@ func commands(e env) []command {
 		&evalCmd{env: e},
 		&removeCmd{env: e}, &statusCmd{env: e},
 		&citeCmd{env: e},
+		&statsCmd{env: e},
 	}
 }
 
