@@ -129,6 +129,12 @@ func pageRange(pages, format string) string {
 		return lo + "–" + hi
 	}
 	strip := func(keep int) string {
+		if len(lo) != len(hi) {
+			// 98–102 or 1–10: nothing can be dropped. (pandoc 2.17's
+			// citeproc drops digits position by position and prints
+			// 1–10 as "1–0"; citefind does not copy that bug.)
+			return hi
+		}
 		i := 0
 		for i < len(lo) && i < len(hi) && lo[i] == hi[i] {
 			i++
