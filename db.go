@@ -9,6 +9,14 @@ import (
 const (
 	StoreFile = "papers.sqlite" // canonical store
 	SparseDir = "bm25.bleve"    // BM25 index
+	// DenseDir is the dense (embedding) index, present only when the
+	// database records an embedder other than none (index --embedder).
+	DenseDir = "dense"
+	// LSAModelFile is the builtin embedder's model, trained on the
+	// database's own papers.
+	LSAModelFile = "lsa.model"
+	// EmbeddingCacheFile caches paper embeddings by (model, text).
+	EmbeddingCacheFile = "embeddings.sqlite"
 )
 
 // DBEnv overrides the default database folder.

@@ -9,16 +9,39 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/fuse"
 	"github.com/citefind/citefind/retrieve"
+	"github.com/citefind/citefind/retrieve/dense"
 	"github.com/citefind/citefind/retrieve/sparse"
 )
 
-// Retriever names accepted in QueryOptions.Retrievers.
+// Retriever names accepted in QueryOptions.Retrievers and
+// EngineOptions.Retrievers.
 const (
-	RetrieverBM25 = "bm25"
+	RetrieverBM25  = "bm25"
+	RetrieverDense = "dense"
 )
+
+// Fusion defaults, used when both retrievers run (hybrid retrieval is
+// opt-in: the default retrievers are bm25 alone until a measured default
+// beats it). On ACM-CR, RRF (k=60, equal weights) over BM25 and LSA-512
+// lowered recall@10 by about .05; min-max score fusion with weight 0.1 on
+// the cosine was the least harmful setting (about equal to BM25 alone).
+const (
+	DefaultFusion           = fuse.MinMax
+	DefaultDenseWeight      = 0.1
+	DefaultRetrieverTimeout = 5 * time.Second
+)
+
+// DefaultFusionWeights returns the fusion weights used when none are given:
+// bm25 1, dense DefaultDenseWeight.
+func DefaultFusionWeights() map[string]float64 {
+	return map[string]float64{RetrieverBM25: 1, RetrieverDense: DefaultDenseWeight}
+}
 
 // ErrNoDatabase means the database folder has no store or no index yet.
 var ErrNoDatabase = errors.New("no citefind database")
@@ -42,6 +65,26 @@ type EngineOptions struct {
 	// Raw makes Retrieve search the text as given, without removing
 	// citation markers (for measuring what the cleaning buys).
 	Raw bool
+	// Retrievers are the retrievers Retrieve uses, and Query's default:
+	// RetrieverBM25 and/or RetrieverDense. nil means bm25 alone.
+	Retrievers []string
+	// Fusion is the fusion method when several retrievers run; "" means
+	// DefaultFusion (min-max).
+	Fusion fuse.Method
+	// Weights are the fusion weights by retriever name; nil means
+	// DefaultFusionWeights(). A retriever missing from a non-nil map gets
+	// weight 1.
+	Weights map[string]float64
+	// Timeout is each retriever's time budget when several run; 0 means
+	// DefaultRetrieverTimeout, negative means none.
+	Timeout time.Duration
+	// Strict makes any retriever failure fail the query (and Retrieve).
+	// By default, when several retrievers run, a failing one is reported
+	// in Result.Warnings and the others' hits are fused.
+	Strict bool
+	// Embedder, when not nil, replaces the embedder the database records
+	// for querying the dense index (tests, experiments).
+	Embedder dense.Embedder
 }
 
 // Engine answers queries over one database folder. It is safe for
@@ -51,7 +94,15 @@ type Engine struct {
 	store    *corpus.Store
 	bm25     *sparse.Retriever
 	raw      bool
+	opts     EngineOptions
 	warnings []string
+
+	// The dense side is loaded on first use, so that queries that do not
+	// ask for it pay nothing for it.
+	denseOnce     sync.Once
+	dense         *dense.Retriever
+	denseErr      error    // why dense is unavailable
+	denseWarnings []string // e.g. a stale dense index
 }
 
 // Open opens the database folder dir for querying.
@@ -64,7 +115,13 @@ func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) 
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{dir: dir, store: st, raw: opts.Raw}
+	for _, r := range opts.Retrievers {
+		if r != RetrieverBM25 && r != RetrieverDense {
+			st.Close()
+			return nil, fmt.Errorf("unknown retriever %q (available: %s, %s)", r, RetrieverBM25, RetrieverDense)
+		}
+	}
+	e := &Engine{dir: dir, store: st, raw: opts.Raw, opts: opts}
 	so := opts.Sparse
 	if so.K1 == 0 && so.B == 0 && so.K3 == 0 && so.FieldWeights == nil {
 		so = DefaultSparseOptions()
@@ -114,9 +171,13 @@ func (e *Engine) Count() int { return e.bm25.Count() }
 
 // QueryOptions configure one query.
 type QueryOptions struct {
-	K          int      // hits to return; 0 means 10
-	Retrievers []string // nil means all available ("bm25")
-	Raw        bool     // do not strip citation markers from the text
+	K int // hits to return; 0 means 10
+	// Retrievers are RetrieverBM25 and/or RetrieverDense; nil means the
+	// EngineOptions.Retrievers (by default bm25 alone: hybrid retrieval
+	// is opt-in). With both, their hits are fused (EngineOptions.Fusion,
+	// Weights) and ResultHit.Score is the fused score.
+	Retrievers []string
+	Raw        bool // do not strip citation markers from the text
 }
 
 // SourceRank is one retriever's view of a hit.
@@ -154,12 +215,175 @@ type Result struct {
 }
 
 // Retrieve runs the retrieval stages on text (citation markers stripped)
-// and returns up to k paper hits, best first. It is what evaluation calls.
+// and returns up to k paper hits, best first. It uses the retrievers,
+// fusion and strictness of the EngineOptions given to Open. It is what
+// evaluation calls.
 func (e *Engine) Retrieve(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
-	if !e.raw {
-		text = retrieve.Clean(text)
+	return e.Retriever(e.opts.Retrievers...).Retrieve(ctx, text, k)
+}
+
+// Retriever returns a retriever over the named retrievers (none means
+// bm25), fused with the Open options when there are several, that cleans
+// citation markers from the text unless the engine is Raw. Evaluation
+// uses it to report each retriever alone and fused.
+func (e *Engine) Retriever(names ...string) fuse.RetrieverFunc {
+	return func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
+		if !e.raw {
+			text = retrieve.Clean(text)
+		}
+		hits, _, err := e.search(ctx, text, k, names)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]corpus.Hit, len(hits))
+		for i, h := range hits {
+			out[i] = corpus.Hit{ID: h.ID, Score: h.Score}
+		}
+		return out, nil
 	}
-	return e.bm25.Retrieve(ctx, text, k)
+}
+
+// loadDense opens the dense index and its embedder, once.
+func (e *Engine) loadDense(ctx context.Context) (*dense.Retriever, error) {
+	e.denseOnce.Do(func() {
+		fail := func(err error) { e.denseErr = fmt.Errorf("the dense retriever is unavailable: %w", err) }
+		spec, err := RecordedEmbedder(ctx, e.store)
+		if err != nil {
+			fail(err)
+			return
+		}
+		h, err := DenseInfo(e.dir)
+		switch {
+		case spec == EmbedderNone && e.opts.Embedder == nil:
+			fail(fmt.Errorf("%w: the database has no embedder (run `citefind index --db %s --embedder builtin`)", dense.ErrNoIndex, e.dir))
+			return
+		case err != nil:
+			fail(fmt.Errorf("%w (run `citefind index --db %s --embedder %s`)", err, e.dir, spec))
+			return
+		}
+		emb := e.opts.Embedder
+		if emb == nil {
+			if emb, err = openEmbedder(e.dir, spec); err != nil {
+				fail(err)
+				return
+			}
+		}
+		r, err := dense.Open(filepath.Join(e.dir, DenseDir), emb)
+		if err != nil {
+			fail(err)
+			return
+		}
+		if gen, err := e.store.Generation(ctx); err == nil && h.Meta[metaGeneration] != strconv.FormatInt(gen, 10) {
+			e.denseWarnings = append(e.denseWarnings, "the dense index is older than the store; dense results may miss recent papers (run `citefind index`)")
+		}
+		e.dense = r
+	})
+	return e.dense, e.denseErr
+}
+
+// DenseAvailable loads the dense index (on first use) and returns why it
+// cannot be used, or nil.
+func (e *Engine) DenseAvailable(ctx context.Context) error {
+	_, err := e.loadDense(ctx)
+	return err
+}
+
+// denseRetriever is the dense side as a fuse.Retriever: it fails with the
+// reason when the dense index could not be loaded.
+func (e *Engine) denseRetriever() fuse.RetrieverFunc {
+	return func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
+		r, err := e.loadDense(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return r.Retrieve(ctx, q, k)
+	}
+}
+
+// search runs the named retrievers on the cleaned text and returns up to
+// k hits, with every retriever's rank and score, and warnings.
+func (e *Engine) search(ctx context.Context, cleaned string, k int, names []string) ([]fuse.Hit, []string, error) {
+	names = uniq(names)
+	if len(names) == 0 {
+		names = []string{RetrieverBM25}
+	}
+	var rs []fuse.Named
+	var warns []string
+	for _, n := range names {
+		switch n {
+		case RetrieverBM25:
+			rs = append(rs, fuse.Named{Name: n, Retriever: e.bm25})
+		case RetrieverDense:
+			rs = append(rs, fuse.Named{Name: n, Retriever: e.denseRetriever()})
+		default:
+			return nil, nil, fmt.Errorf("unknown retriever %q (available: %s, %s)", n, RetrieverBM25, RetrieverDense)
+		}
+	}
+	if len(rs) == 1 {
+		hits, err := rs[0].Retriever.Retrieve(ctx, cleaned, k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", rs[0].Name, err)
+		}
+		if rs[0].Name == RetrieverDense {
+			warns = append(warns, e.denseWarnings...)
+		}
+		out := make([]fuse.Hit, len(hits))
+		for i, h := range hits {
+			out[i] = fuse.Hit{ID: h.ID, Score: h.Score, Count: 1,
+				Sources: map[string]fuse.Source{rs[0].Name: {Rank: i + 1, Score: h.Score}}}
+		}
+		return out, warns, nil
+	}
+	weights := e.opts.Weights
+	if weights == nil {
+		weights = DefaultFusionWeights()
+	}
+	for i := range rs {
+		w, ok := weights[rs[i].Name]
+		switch {
+		case !ok:
+			w = 1
+		case w == 0:
+			rs[i].Shadow = true
+		}
+		rs[i].Weight = w
+	}
+	method := e.opts.Fusion
+	if method == "" {
+		method = DefaultFusion
+	}
+	timeout := e.opts.Timeout
+	switch {
+	case timeout == 0:
+		timeout = DefaultRetrieverTimeout
+	case timeout < 0:
+		timeout = 0
+	}
+	res, err := fuse.Search(ctx, cleaned, rs, fuse.Options{
+		Method: method, K: k, Depth: max(k, fuse.DefaultDepth),
+		Timeout: timeout, AllowPartial: !e.opts.Strict,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// The dense retriever returned (so loadDense finished, and Search
+	// waited for it) unless it is among the failures.
+	isDense := func(f fuse.Failure) bool { return f.Retriever == RetrieverDense }
+	if slices.Contains(names, RetrieverDense) && !slices.ContainsFunc(res.Failures, isDense) {
+		warns = append(warns, e.denseWarnings...)
+	}
+	warns = append(warns, res.Warnings...)
+	return res.Hits, warns, nil
+}
+
+func uniq(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Query answers one query with paper metadata attached.
@@ -168,9 +392,13 @@ func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Re
 	if k <= 0 {
 		k = 10
 	}
-	for _, r := range opts.Retrievers {
-		if r != RetrieverBM25 {
-			return nil, fmt.Errorf("unknown retriever %q (available: %s)", r, RetrieverBM25)
+	names := opts.Retrievers
+	if names == nil {
+		names = e.opts.Retrievers
+	}
+	for _, r := range names {
+		if r != RetrieverBM25 && r != RetrieverDense {
+			return nil, fmt.Errorf("unknown retriever %q (available: %s, %s)", r, RetrieverBM25, RetrieverDense)
 		}
 	}
 	cleaned := text
@@ -182,10 +410,11 @@ func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Re
 		res.Warnings = append(res.Warnings, "the query is empty after removing citation markers")
 		return res, nil
 	}
-	hits, err := e.bm25.Retrieve(ctx, cleaned, k)
+	hits, warns, err := e.search(ctx, cleaned, k, names)
 	if err != nil {
-		return nil, fmt.Errorf("bm25: %w", err)
+		return nil, err
 	}
+	res.Warnings = append(res.Warnings, warns...)
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -194,7 +423,7 @@ func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("look up hits: %w", err)
 	}
-	for i, h := range hits {
+	for _, h := range hits {
 		p, ok := papers[h.ID]
 		if !ok {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("hit %s is in the index but not in the store (run `citefind index` to rebuild)", h.ID))
@@ -203,7 +432,10 @@ func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Re
 		rh := ResultHit{
 			ID: h.ID, Title: p.Title, Year: p.Year, Venue: p.Venue, DOI: p.DOI,
 			Rank: len(res.Hits) + 1, Score: h.Score, Authors: []string{},
-			Sources: map[string]SourceRank{RetrieverBM25: {Rank: i + 1, Score: h.Score}},
+			Sources: make(map[string]SourceRank, len(h.Sources)),
+		}
+		for name, src := range h.Sources {
+			rh.Sources[name] = SourceRank{Rank: src.Rank, Score: src.Score}
 		}
 		for _, a := range p.Authors {
 			rh.Authors = append(rh.Authors, a.Name())

@@ -33,6 +33,11 @@ type BuildOptions struct {
 	// index's documents changed or went since the index was built, the
 	// index is rebuilt instead of updated. 0 means DefaultRebuildFraction.
 	RebuildFraction float64
+	// Embedder is the embedder spec of the dense index (ParseEmbedder:
+	// none, builtin, ollama:MODEL). "" means the one the store records
+	// (none when it records none). The spec used is recorded in the
+	// store, for queries and later runs.
+	Embedder string
 }
 
 // BuildReport says what BuildIndexes did to each index.
@@ -44,6 +49,7 @@ type BuildReport struct {
 	Reason        string // why the index was rebuilt or updated; "" when up to date
 	Leftovers     int    // temp folders of killed builds removed
 	Generation    int64  // the store generation the index now matches
+	Dense         DenseReport
 }
 
 // IndexInfo describes the BM25 index of a database folder.
@@ -117,7 +123,38 @@ func IndexState(ctx context.Context, dir string, st *corpus.Store) (upToDate boo
 // interrupted run leaves the previous index (and its generation), and the
 // next run applies the changes again. Leftover temp folders of killed runs
 // are removed first.
+//
+// Then the dense index is brought up to date for opts.Embedder (see
+// buildDense), and the embedder spec recorded in the store.
 func BuildIndexes(ctx context.Context, dir string, st *corpus.Store, opts BuildOptions) (BuildReport, error) {
+	spec := opts.Embedder
+	if spec == "" {
+		var err error
+		if spec, err = RecordedEmbedder(ctx, st); err != nil {
+			return BuildReport{}, err
+		}
+	}
+	spec, err := ParseEmbedder(spec)
+	if err != nil {
+		return BuildReport{}, err
+	}
+	rep, err := buildSparseIndex(ctx, dir, st, opts)
+	if err != nil {
+		return rep, err
+	}
+	if rep.Dense, err = buildDense(ctx, dir, st, rep.Generation, spec, opts); err != nil {
+		return rep, err
+	}
+	if rec, _ := st.Meta(ctx, metaEmbedder); rec != spec {
+		if err := st.SetMeta(ctx, metaEmbedder, spec); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// buildSparseIndex is BuildIndexes for the BM25 index.
+func buildSparseIndex(ctx context.Context, dir string, st *corpus.Store, opts BuildOptions) (BuildReport, error) {
 	var rep BuildReport
 	gen, err := st.Generation(ctx)
 	if err != nil {

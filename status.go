@@ -2,11 +2,15 @@ package citefind
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/retrieve/dense"
 )
 
 // Status says whether a database folder's store and indexes agree.
@@ -74,6 +78,30 @@ func DBStatus(ctx context.Context, dir string) (Status, error) {
 		is.UpToDate = true
 	}
 	s.Indexes = append(s.Indexes, is)
+	if spec, err := RecordedEmbedder(ctx, st); err == nil && spec != EmbedderNone {
+		ds := IndexStatus{Name: "dense", Generation: -1}
+		h, err := DenseInfo(dir)
+		if err == nil {
+			ds.Exists, ds.Docs = true, h.Docs
+			if g, err := strconv.ParseInt(h.Meta[metaGeneration], 10, 64); err == nil {
+				ds.Generation = g
+			}
+		}
+		switch {
+		case errors.Is(err, dense.ErrNoIndex) && !strings.Contains(err.Error(), "bad header"):
+			s.Problems = append(s.Problems, fmt.Sprintf("dense: no index (embedder %s)", spec))
+		case err != nil:
+			ds.Exists, ds.Error = true, err.Error()
+			s.Problems = append(s.Problems, "dense: cannot be read: "+ds.Error)
+		case ds.Generation != s.StoreGeneration:
+			s.Problems = append(s.Problems, fmt.Sprintf("dense: built from store generation %d, the store is at %d", ds.Generation, s.StoreGeneration))
+		default:
+			// Papers without title and abstract are not embedded, so
+			// the dense index may hold fewer documents than the store.
+			ds.UpToDate = true
+		}
+		s.Indexes = append(s.Indexes, ds)
+	}
 	s.Agree = len(s.Problems) == 0
 	if !s.Agree {
 		s.Fix = fmt.Sprintf("citefind index --db %s", dir)

@@ -10,8 +10,44 @@ import (
 	"time"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/fuse"
 	"github.com/citefind/citefind/retrieve/sparse"
 )
+
+// fusionFlags choose how several retrievers' lists are fused.
+type fusionFlags struct {
+	method  string
+	weights string
+	strict  bool
+}
+
+func (f *fusionFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.method, "fusion", string(citefind.DefaultFusion), "fusion of several retrievers: rrf, max or minmax")
+	fs.StringVar(&f.weights, "weights", formatWeights(citefind.DefaultFusionWeights()), "fusion `WEIGHTS` by retriever, NAME=W,...")
+	fs.BoolVar(&f.strict, "strict", false, "fail when any retriever fails (default: warn and use the others)")
+}
+
+// options returns the fusion fields of EngineOptions.
+func (f *fusionFlags) options() (citefind.EngineOptions, error) {
+	var o citefind.EngineOptions
+	switch m := fuse.Method(f.method); m {
+	case fuse.RRF, fuse.MaxNorm, fuse.MinMax:
+		o.Fusion = m
+	default:
+		return o, usageErr("--fusion must be rrf, max or minmax, got %q", f.method)
+	}
+	o.Weights = citefind.DefaultFusionWeights() // a weight not given keeps its default
+	for _, kv := range splitList(f.weights) {
+		k, v, ok := strings.Cut(kv, "=")
+		w, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || w < 0 || (k != citefind.RetrieverBM25 && k != citefind.RetrieverDense) {
+			return o, usageErr("--weights: %q is not bm25=W or dense=W with a weight >= 0", kv)
+		}
+		o.Weights[k] = w
+	}
+	o.Strict = f.strict
+	return o, nil
+}
 
 // dbFlag registers --db with its documented default.
 func dbFlag(fs *flag.FlagSet) *string {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,7 +32,8 @@ func (c *evalCmd) Synopsis() string {
 }
 
 const evalUsage = `Usage: citefind eval [--db DIR] --bench NAME [--data DIR] [--corpus PATH] [--queries FILE]
-                     [--retrievers bm25] [--rerank none] [--json] [--run-out FILE]
+                     [--retrievers bm25[,dense]] [--fusion rrf|max|minmax] [--weights bm25=1,dense=0.1]
+                     [--rerank none] [--json] [--run-out FILE]
                      [--save-run FILE] [--label NAME] [--report FILE.md]
        citefind eval --compare RUN_A RUN_B [--report FILE.md] [--json]
        citefind eval --compare RUN_A.trec RUN_B.trec --bench NAME [--db DIR] [--data DIR]
@@ -60,6 +62,12 @@ alternative titles name one gold paper. The report gives coverage, the share
 of gold papers found in the corpus; the missing ones count in the recall
 denominator.
 
+--retrievers bm25,dense (the database needs a dense index: index --embedder)
+reports each retriever alone and their fusion (--fusion, --weights, as for
+query) as the stages bm25, dense and fused, in one run. A query whose dense
+retrieval fails counts as a failed query of the dense stage, and of the fused
+stage only with --strict (otherwise fused falls back to the others).
+
 The report gives, per topic set and stage, recall@1/5/10/20/50/100, nDCG@10,
 MRR@10 and accuracy@1 macro-averaged over queries as trec_eval computes
 them, latency p50/p99 and coverage. --run-out writes TREC run files (one per
@@ -81,7 +89,9 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	data := fs.String("data", "", "benchmark data `DIR` or file (default $CITEFIND_DATA/NAME, $CITEFIND_DATA/formats/NAME)")
 	corpusPath := fs.String("corpus", "", "corpus `PATH` for --bench jsonl, citeme, litsearch, scholargym")
 	queries := fs.String("queries", "", "queries `FILE` (--bench jsonl; overrides --data for citeme, litsearch, scholargym)")
-	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers, each a stage of the report (available: bm25)")
+	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers, each a stage of the report, fused as a further stage when several: bm25, dense")
+	var ff fusionFlags
+	ff.register(fs)
 	rerank := fs.String("rerank", "none", "reranker: none (learned and llm are not available yet)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	runOut := fs.String("run-out", "", "write TREC run `FILE`(s)")
@@ -122,10 +132,15 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if len(stageNames) == 0 {
 		return usageErr("eval: --retrievers is empty")
 	}
+	stageNames = slices.Compact(stageNames)
 	for _, r := range stageNames {
-		if r != citefind.RetrieverBM25 {
-			return usageErr("eval: unknown retriever %q (available: bm25)", r)
+		if r != citefind.RetrieverBM25 && r != citefind.RetrieverDense {
+			return usageErr("eval: unknown retriever %q (available: bm25, dense)", r)
 		}
+	}
+	eopts, err := ff.options()
+	if err != nil {
+		return err
 	}
 	if *depth < 100 {
 		return usageErr("eval: -k must be at least 100 (recall@100 is reported), got %d", *depth)
@@ -153,20 +168,26 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	eng, err := citefind.Open(ctx, *db, citefind.EngineOptions{Sparse: sopts, Raw: *raw})
+	eopts.Sparse, eopts.Raw, eopts.Retrievers = sopts, *raw, stageNames
+	eng, err := citefind.Open(ctx, *db, eopts)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
+	if slices.Contains(stageNames, citefind.RetrieverDense) {
+		if err := eng.DenseAvailable(ctx); err != nil {
+			return err
+		}
+	}
 
 	// The stages of the report, in pipeline order. Each retriever alone,
-	// then (as they land) fused, reranked and picked.
+	// then fused, (as they land) reranked and picked.
 	var stages []eval.Stage
 	for _, name := range stageNames {
-		switch name {
-		case citefind.RetrieverBM25:
-			stages = append(stages, eval.Stage{Name: name, Retriever: eng})
-		}
+		stages = append(stages, eval.Stage{Name: name, Retriever: eng.Retriever(name)})
+	}
+	if len(stageNames) > 1 {
+		stages = append(stages, eval.Stage{Name: "fused", Retriever: eng})
 	}
 
 	resolve := func(ids []string) (map[string]string, error) { return eng.Store().Resolve(ctx, ids) }
@@ -233,6 +254,10 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		Command:  append([]string{"citefind", "eval"}, args...),
 		Settings: runSettings(*bench, b, *depth, *raw, sopts, stageNames, *rerank),
 		Results:  results,
+	}
+	if len(stageNames) > 1 {
+		rf.Settings["fusion"] = string(eopts.Fusion)
+		rf.Settings["fusion_weights"] = formatWeights(eopts.Weights)
 	}
 	if rf.Label == "" {
 		rf.Label = "run"

@@ -20,7 +20,7 @@ func (c *indexCmd) Synopsis() string {
 	return "ingest BibTeX / JSONL / CSL-JSON files or folders and build the search indexes"
 }
 
-const indexUsage = `Usage: citefind index [--db DIR] [--keep-going] [--force] [--quiet] [--wait DURATION] PATH...
+const indexUsage = `Usage: citefind index [--db DIR] [--embedder none|builtin|ollama:MODEL] [--keep-going] [--force] [--quiet] [--wait DURATION] PATH...
 
 Reads every PATH (a file, or a folder walked for .bib .bibtex .jsonl .ndjson
 .json files) into the paper store of DIR, then brings the BM25 index up to
@@ -36,7 +36,16 @@ time; another one waits up to --wait for it, then gives up.
 
 Bad records are reported as FILE:LINE: cause and skipped; everything else is
 stored. The run ends with a summary and exits with status 1 when anything was
-skipped, unless --keep-going.`
+skipped, unless --keep-going.
+
+--embedder also builds a dense (embedding) index, for query --retrievers
+bm25,dense: builtin is LSA trained on the database's own papers (512
+dimensions, plain fold-in; offline, retrained whenever the store changed);
+ollama:MODEL embeds with an Ollama server (OLLAMA_HOST), e.g.
+ollama:nomic-embed-text. Embeddings are cached in DIR/embeddings.sqlite. The
+database records the embedder and queries use the same one; a later index
+without --embedder keeps it. The default is none (no dense index) until a
+dense setting is measured to beat BM25 alone; --embedder none removes one.`
 
 func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "index", indexUsage)
@@ -45,9 +54,15 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	force := fs.Bool("force", false, "re-read unchanged files and rebuild the indexes")
 	quiet := fs.Bool("quiet", false, "no progress display")
 	wait := waitFlag(fs)
+	embedder := fs.String("embedder", "", "dense embedder: none, builtin or ollama:MODEL (default: the one the database records, else none)")
 	paths, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	if *embedder != "" {
+		if _, err := citefind.ParseEmbedder(*embedder); err != nil {
+			return usageErr("index: --embedder: %v", err)
+		}
 	}
 	lock, err := lockDB(ctx, c.env, *db, *wait)
 	if err != nil {
@@ -74,7 +89,7 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := citefind.BuildIndexes(ctx, *db, st, citefind.BuildOptions{Progress: prog, Force: *force})
+	rep, err := citefind.BuildIndexes(ctx, *db, st, citefind.BuildOptions{Progress: prog, Force: *force, Embedder: *embedder})
 	if err != nil {
 		return err
 	}
@@ -119,6 +134,23 @@ func printIngestSummary(w io.Writer, db string, sum citefind.IngestSummary, rep 
 		fmt.Fprintf(w, "  bm25 index:        updated: %d added, %d replaced, %d deleted; %d papers, in %s\n", u.Added, u.Replaced, u.Deleted, u.Docs, u.Duration.Round(1e6))
 	default:
 		fmt.Fprintf(w, "  bm25 index:        up to date\n")
+	}
+	switch d := rep.Dense; {
+	case d.Built:
+		s := d.Stats
+		rate := 0.0
+		if sec := (s.Duration - d.TrainTime).Seconds(); sec > 0 {
+			rate = float64(s.Embedded+s.Cached) / sec
+		}
+		fmt.Fprintf(w, "  dense index:       rebuilt (%s) with %s, %d papers × %d dims in %s", d.Reason, d.Embedder, s.Docs, s.Dim, s.Duration.Round(1e7))
+		if d.TrainTime > 0 {
+			fmt.Fprintf(w, " (training %s)", d.TrainTime.Round(1e7))
+		}
+		fmt.Fprintf(w, ", %d embedded, %d cached, %.0f papers/s, %.1f MiB\n", s.Embedded, s.Cached, rate, float64(s.Bytes)/(1<<20))
+	case d.Removed:
+		fmt.Fprintf(w, "  dense index:       removed (embedder none)\n")
+	case d.Embedder != "" && d.Embedder != citefind.EmbedderNone:
+		fmt.Fprintf(w, "  dense index:       up to date (%s)\n", d.Embedder)
 	}
 	fmt.Fprintf(w, "  time:              %s ingest\n", sum.Duration.Round(1e7))
 }
