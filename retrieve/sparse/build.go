@@ -279,17 +279,8 @@ func Build(ctx context.Context, dir string, opts BuildOptions, next func() (corp
 	if err != nil {
 		return st, fmt.Errorf("sparse: build: close index: %w", err)
 	}
-	if err = ctx.Err(); err != nil {
-		return st, fmt.Errorf("sparse: build: %w", err)
-	}
-	if err = pruneOrphans(tmp); err != nil {
-		return st, fmt.Errorf("sparse: build: %w", err)
-	}
-	size, err := dirSize(tmp)
+	size, err := installTemp(ctx, tmp, dir)
 	if err != nil {
-		return st, fmt.Errorf("sparse: build: %w", err)
-	}
-	if err = install(tmp, dir); err != nil {
 		return st, fmt.Errorf("sparse: build: %w", err)
 	}
 	return BuildStats{Docs: int(b.docs), Duration: time.Since(start), Bytes: size}, nil
@@ -662,4 +653,25 @@ func dirSize(dir string) (int64, error) {
 		return nil
 	})
 	return n, err
+}
+
+// installTemp finishes a build or update written to the closed index in
+// tmp: unless ctx is done, it removes segment files the final snapshot does
+// not use, measures the folder and renames it into place at dir. It returns
+// the index size in bytes.
+func installTemp(ctx context.Context, tmp, dir string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := pruneOrphans(tmp); err != nil {
+		return 0, err
+	}
+	size, err := dirSize(tmp)
+	if err != nil {
+		return 0, err
+	}
+	if err := install(tmp, dir); err != nil {
+		return 0, err
+	}
+	return size, nil
 }

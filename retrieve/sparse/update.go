@@ -253,17 +253,8 @@ func Update(ctx context.Context, dir string, opts UpdateOptions, next func() (co
 	if err != nil {
 		return st, fmt.Errorf("sparse: update: close: %w", err)
 	}
-	if err = ctx.Err(); err != nil {
-		return st, fmt.Errorf("sparse: update: %w", err)
-	}
-	if err = pruneOrphans(tmp); err != nil {
-		return st, fmt.Errorf("sparse: update: %w", err)
-	}
-	size, err := dirSize(tmp)
+	size, err := installTemp(ctx, tmp, dir)
 	if err != nil {
-		return st, fmt.Errorf("sparse: update: %w", err)
-	}
-	if err = install(tmp, dir); err != nil {
 		return st, fmt.Errorf("sparse: update: %w", err)
 	}
 	st.Docs = int(n)
