@@ -250,19 +250,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	if d.bibStart >= 0 {
 		edits = append(edits, edit{d.bibStart, d.bibEnd, block})
 	}
-	sort.Slice(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
-	var b strings.Builder
-	last := 0
-	for _, e := range edits {
-		if e.start < last {
-			continue
-		}
-		b.WriteString(doc[last:e.start])
-		b.WriteString(e.text)
-		last = e.end
-	}
-	b.WriteString(doc[last:])
-	text := b.String()
+	text := applyEdits(doc, edits)
 	if d.bibStart < 0 && len(order) > 0 {
 		text = strings.TrimRight(text, "\n") + "\n\n" + block + "\n"
 	}
@@ -325,19 +313,7 @@ func Normalize(draft string) (string, error) {
 	if d.bibStart >= 0 {
 		edits = append(edits, edit{d.bibStart, d.bibEnd, ""})
 	}
-	sort.Slice(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
-	var b strings.Builder
-	last := 0
-	for _, e := range edits {
-		if e.start < last {
-			continue
-		}
-		b.WriteString(draft[last:e.start])
-		b.WriteString(e.text)
-		last = e.end
-	}
-	b.WriteString(draft[last:])
-	return strings.TrimRight(b.String(), "\n \t"), nil
+	return strings.TrimRight(applyEdits(draft, edits), "\n \t"), nil
 }
 
 // Merge combines drafts that each carry their own citation numbering (and
@@ -356,4 +332,22 @@ func Merge(drafts []string) (string, error) {
 		}
 	}
 	return strings.Join(parts, "\n\n") + "\n", nil
+}
+
+// applyEdits replaces the byte ranges of edits in s by their texts, in
+// order of position; an edit overlapping an earlier one is skipped.
+func applyEdits(s string, edits []edit) string {
+	sort.Slice(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	var b strings.Builder
+	last := 0
+	for _, e := range edits {
+		if e.start < last {
+			continue
+		}
+		b.WriteString(s[last:e.start])
+		b.WriteString(e.text)
+		last = e.end
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
