@@ -29,6 +29,10 @@ type Query struct {
 	ID       string   // topic id; unique within its TopicSet
 	Text     string   // the query text as given (citation markers not cleaned)
 	Relevant []string // judged-relevant doc ids as written in the qrels, first occurrence order, no duplicates
+	// Group names the source the query was taken from (for ACM-CR, the
+	// citing paper's title), so that cross-validation can keep all the
+	// queries of one citing paper in the same fold. "" when unknown.
+	Group string
 }
 
 // TopicSet is a named list of judged queries.
@@ -177,7 +181,7 @@ func LoadTREC(name, topicsPath, qrelsPath string) (*TopicSet, error) {
 			set.Unjudged = append(set.Unjudged, id)
 			continue
 		}
-		set.Queries = append(set.Queries, Query{ID: id, Text: t.desc, Relevant: append([]string(nil), rel...)})
+		set.Queries = append(set.Queries, Query{ID: id, Text: t.desc, Relevant: append([]string(nil), rel...), Group: t.title})
 	}
 	for id := range qrels {
 		if seen[id] == 0 {

@@ -31,13 +31,13 @@ func TestLoadACMCRMini(t *testing.T) {
 	assert.Equal(t, eval.SetContexts, ctx.Name)
 	assert.Equal(t, []eval.Query{
 		{ID: "100000001", Text: "BM25 remains a strong baseline [1, 2].",
-			Relevant: []string{"10.1145/1111111.1111111", "10.5555/AAA.2222"}},
+			Relevant: []string{"10.1145/1111111.1111111", "10.5555/AAA.2222"}, Group: "A Citing Paper"},
 		// duplicate topic id: both occurrences kept, the second renamed,
 		// both judged by the merged qrels (repeated line and rel 0 dropped)
 		{ID: "100000002", Text: "Dense retrievers [3] learn embeddings.",
-			Relevant: []string{"10.1145/3333333.3333333", "10.1145/4444444.4444444"}},
+			Relevant: []string{"10.1145/3333333.3333333", "10.1145/4444444.4444444"}, Group: "A Citing Paper"},
 		{ID: "100000002#2", Text: "A second context that reuses the id of the one before [3, 4].",
-			Relevant: []string{"10.1145/3333333.3333333", "10.1145/4444444.4444444"}},
+			Relevant: []string{"10.1145/3333333.3333333", "10.1145/4444444.4444444"}, Group: "A Citing Paper"},
 	}, ctx.Queries)
 	assert.Equal(t, []string{"100000003"}, ctx.Unjudged)
 	assert.Equal(t, []string{"100000009"}, ctx.Orphans)
