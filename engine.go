@@ -14,6 +14,7 @@ import (
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/fuse"
+	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/retrieve"
 	"github.com/citefind/citefind/retrieve/dense"
 	"github.com/citefind/citefind/retrieve/sparse"
@@ -386,8 +387,11 @@ func uniq(names []string) []string {
 	return out
 }
 
-// Query answers one query with paper metadata attached.
-func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Result, error) {
+// Candidates runs the retrievers named in opts (nil: the engine's) on the
+// text (citation markers stripped unless opts.Raw) and returns up to
+// opts.K fused candidates with their papers' metadata, best first, the
+// cleaned text and warnings. It is the input of rerankers and pickers.
+func (e *Engine) Candidates(ctx context.Context, text string, opts QueryOptions) ([]rerank.Candidate, string, []string, error) {
 	k := opts.K
 	if k <= 0 {
 		k = 10
@@ -398,47 +402,65 @@ func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Re
 	}
 	for _, r := range names {
 		if r != RetrieverBM25 && r != RetrieverDense {
-			return nil, fmt.Errorf("unknown retriever %q (available: %s, %s)", r, RetrieverBM25, RetrieverDense)
+			return nil, "", nil, fmt.Errorf("unknown retriever %q (available: %s, %s)", r, RetrieverBM25, RetrieverDense)
 		}
 	}
 	cleaned := text
 	if !opts.Raw {
 		cleaned = retrieve.Clean(text)
 	}
-	res := &Result{Query: text, Cleaned: cleaned, Hits: []ResultHit{}, Warnings: slices.Clone(e.warnings)}
+	warnings := slices.Clone(e.warnings)
 	if strings.TrimSpace(cleaned) == "" {
-		res.Warnings = append(res.Warnings, "the query is empty after removing citation markers")
-		return res, nil
+		return []rerank.Candidate{}, cleaned, append(warnings, "the query is empty after removing citation markers"), nil
 	}
 	hits, warns, err := e.search(ctx, cleaned, k, names)
 	if err != nil {
-		return nil, err
+		return nil, cleaned, nil, err
 	}
-	res.Warnings = append(res.Warnings, warns...)
+	warnings = append(warnings, warns...)
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
 	papers, err := e.store.GetMany(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("look up hits: %w", err)
+		return nil, cleaned, nil, fmt.Errorf("look up hits: %w", err)
 	}
+	cands := make([]rerank.Candidate, 0, len(hits))
 	for _, h := range hits {
 		p, ok := papers[h.ID]
 		if !ok {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("hit %s is in the index but not in the store (run `citefind index` to rebuild)", h.ID))
+			warnings = append(warnings, fmt.Sprintf("hit %s is in the index but not in the store (run `citefind index` to rebuild)", h.ID))
 			continue
 		}
-		rh := ResultHit{
-			ID: h.ID, Title: p.Title, Year: p.Year, Venue: p.Venue, DOI: p.DOI,
-			Rank: len(res.Hits) + 1, Score: h.Score, Authors: []string{},
-			Sources: make(map[string]SourceRank, len(h.Sources)),
-		}
-		for name, src := range h.Sources {
-			rh.Sources[name] = SourceRank{Rank: src.Rank, Score: src.Score}
+		c := rerank.Candidate{
+			ID: h.ID, Title: p.Title, Abstract: p.Abstract, Year: p.Year, Venue: p.Venue, DOI: p.DOI,
+			Keywords: p.Keywords, Authors: []string{},
+			Rank: len(cands) + 1, Score: h.Score, Sources: h.Sources,
 		}
 		for _, a := range p.Authors {
-			rh.Authors = append(rh.Authors, a.Name())
+			c.Authors = append(c.Authors, a.Name())
+		}
+		cands = append(cands, c)
+	}
+	return cands, cleaned, warnings, nil
+}
+
+// Query answers one query with paper metadata attached.
+func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Result, error) {
+	cands, cleaned, warnings, err := e.Candidates(ctx, text, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Query: text, Cleaned: cleaned, Hits: []ResultHit{}, Warnings: warnings}
+	for _, c := range cands {
+		rh := ResultHit{
+			ID: c.ID, Title: c.Title, Year: c.Year, Venue: c.Venue, DOI: c.DOI,
+			Rank: c.Rank, Score: c.Score, Authors: c.Authors,
+			Sources: make(map[string]SourceRank, len(c.Sources)),
+		}
+		for name, src := range c.Sources {
+			rh.Sources[name] = SourceRank{Rank: src.Rank, Score: src.Score}
 		}
 		res.Hits = append(res.Hits, rh)
 	}
