@@ -179,6 +179,12 @@ type QueryOptions struct {
 	// Weights) and ResultHit.Score is the fused score.
 	Retrievers []string
 	Raw        bool // do not strip citation markers from the text
+	// Rerank names the reranker applied to the fused candidates:
+	// rerank.NameNone ("" means none). Others are not available yet.
+	Rerank string
+	// Pick chooses the one paper to cite (Result.Picked). Without an LLM
+	// picker it is the top-ranked candidate, marked as a fallback.
+	Pick bool
 }
 
 // SourceRank is one retriever's view of a hit.
@@ -204,6 +210,8 @@ type ResultHit struct {
 type Picked struct {
 	ID       string `json:"id"`
 	Fallback bool   `json:"fallback"`
+	// Reason says why the fallback was used.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Result is the answer to one query, in the JSON shape of `query --json`.
@@ -448,6 +456,9 @@ func (e *Engine) Candidates(ctx context.Context, text string, opts QueryOptions)
 
 // Query answers one query with paper metadata attached.
 func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Result, error) {
+	if opts.Rerank != "" && opts.Rerank != rerank.NameNone {
+		return nil, fmt.Errorf("unknown reranker %q (available: %s)", opts.Rerank, rerank.NameNone)
+	}
 	cands, cleaned, warnings, err := e.Candidates(ctx, text, opts)
 	if err != nil {
 		return nil, err
@@ -463,6 +474,11 @@ func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Re
 			rh.Sources[name] = SourceRank{Rank: src.Rank, Score: src.Score}
 		}
 		res.Hits = append(res.Hits, rh)
+	}
+	if opts.Pick && len(res.Hits) > 0 {
+		const why = "no LLM picker is configured: picked the top-ranked candidate"
+		res.Picked = &Picked{ID: res.Hits[0].ID, Fallback: true, Reason: why}
+		res.Warnings = append(res.Warnings, why)
 	}
 	return res, nil
 }

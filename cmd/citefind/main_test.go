@@ -134,7 +134,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"query without text", []string{"query", "--db", db}, "no TEXT"},
 		{"bad k", []string{"query", "--db", db, "-k", "0", "x"}, "-k must be positive"},
-		{"rerank not yet", []string{"query", "--db", db, "--rerank", "llm", "x"}, "not available yet"},
+		{"unknown reranker", []string{"query", "--db", db, "--rerank", "magic", "x"}, "unknown reranker"},
 		{"eval without bench", []string{"eval"}, "--bench is required"},
 		{"eval unknown bench", []string{"eval", "--bench", "nope"}, "unknown benchmark"},
 		{"jsonl needs corpus", []string{"eval", "--bench", "jsonl"}, "--corpus"},

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/rerank"
 )
 
 type queryCmd struct{ env }
@@ -46,7 +48,7 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers to use: bm25, dense (hybrid is opt-in)")
 	var ff fusionFlags
 	ff.register(fs)
-	rerank := fs.String("rerank", "none", "reranker: none (learned and llm are not available yet)")
+	rerank := fs.String("rerank", "none", "reranker: none")
 	pick := fs.Bool("pick", false, "choose the one paper to cite (without an LLM picker: the top rank, marked as fallback)")
 	raw := fs.Bool("raw", false, "search the text as given, without stripping citation markers")
 	var bf bm25Flags
@@ -61,8 +63,8 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	if *k <= 0 {
 		return usageErr("query: -k must be positive, got %d", *k)
 	}
-	if *rerank != "none" {
-		return usageErr("query: --rerank %q is not available yet (only none)", *rerank)
+	if !slices.Contains(rerankNames, *rerank) {
+		return usageErr("query: unknown reranker %q (available: %s)", *rerank, strings.Join(rerankNames, ", "))
 	}
 	text := strings.Join(pos, " ")
 	if text == "-" {
@@ -90,13 +92,9 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	res, err := eng.Query(ctx, text, citefind.QueryOptions{K: *k, Retrievers: splitList(*retrievers), Raw: *raw})
+	res, err := eng.Query(ctx, text, citefind.QueryOptions{K: *k, Retrievers: splitList(*retrievers), Raw: *raw, Rerank: *rerank, Pick: *pick})
 	if err != nil {
 		return err
-	}
-	if *pick && len(res.Hits) > 0 {
-		res.Picked = &citefind.Picked{ID: res.Hits[0].ID, Fallback: true}
-		res.Warnings = append(res.Warnings, "no LLM picker is configured: picked the top-ranked candidate")
 	}
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)
@@ -109,6 +107,9 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	}
 	return nil
 }
+
+// rerankNames are the rerankers --rerank accepts.
+var rerankNames = []string{rerank.NameNone}
 
 func splitList(s string) []string {
 	var out []string
