@@ -25,7 +25,23 @@ import (
 const (
 	RetrieverBM25  = "bm25"
 	RetrieverDense = "dense"
+	// RetrieverRM3 is BM25 over the query expanded by pseudo-relevance
+	// feedback (RM3, see sparse.RM3).
+	RetrieverRM3 = "rm3"
 )
+
+// RetrieverNames lists every retriever name, in pipeline order.
+var RetrieverNames = []string{RetrieverBM25, RetrieverRM3, RetrieverDense}
+
+// checkRetrievers fails on a name not in RetrieverNames.
+func checkRetrievers(names []string) error {
+	for _, r := range names {
+		if !slices.Contains(RetrieverNames, r) {
+			return fmt.Errorf("unknown retriever %q (available: %s)", r, strings.Join(RetrieverNames, ", "))
+		}
+	}
+	return nil
+}
 
 // Fusion defaults, used when both retrievers run (hybrid retrieval is
 // opt-in: the default retrievers are bm25 alone until a measured default
@@ -94,6 +110,7 @@ type Engine struct {
 	dir      string
 	store    *corpus.Store
 	bm25     *sparse.Retriever
+	rm3      *sparse.RM3
 	raw      bool
 	opts     EngineOptions
 	warnings []string
@@ -116,11 +133,9 @@ func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range opts.Retrievers {
-		if r != RetrieverBM25 && r != RetrieverDense {
-			st.Close()
-			return nil, fmt.Errorf("unknown retriever %q (available: %s, %s)", r, RetrieverBM25, RetrieverDense)
-		}
+	if err := checkRetrievers(opts.Retrievers); err != nil {
+		st.Close()
+		return nil, err
 	}
 	e := &Engine{dir: dir, store: st, raw: opts.Raw, opts: opts}
 	so := opts.Sparse
@@ -140,6 +155,7 @@ func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) 
 		st.Close()
 		return nil, fmt.Errorf("open the BM25 index of %s: %w (run `citefind index --db %s` to rebuild it)", dir, err, dir)
 	}
+	e.rm3 = &sparse.RM3{R: e.bm25, Docs: e.paperTexts}
 	gen, err := st.Generation(ctx)
 	if err != nil {
 		e.Close()
@@ -157,6 +173,20 @@ func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) 
 		}
 	}
 	return e, nil
+}
+
+// paperTexts returns the searchable text (title, abstract, keywords) of
+// the given papers, for pseudo-relevance feedback.
+func (e *Engine) paperTexts(ctx context.Context, ids []string) (map[string]string, error) {
+	papers, err := e.store.GetMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(papers))
+	for id, p := range papers {
+		out[id] = p.Title + "\n" + p.Abstract + "\n" + strings.Join(p.Keywords, ", ")
+	}
+	return out, nil
 }
 
 // Close releases the store and indexes.
@@ -322,10 +352,12 @@ func (e *Engine) search(ctx context.Context, cleaned string, k int, names []stri
 		switch n {
 		case RetrieverBM25:
 			rs = append(rs, fuse.Named{Name: n, Retriever: e.bm25})
+		case RetrieverRM3:
+			rs = append(rs, fuse.Named{Name: n, Retriever: e.rm3})
 		case RetrieverDense:
 			rs = append(rs, fuse.Named{Name: n, Retriever: e.denseRetriever()})
 		default:
-			return nil, nil, fmt.Errorf("unknown retriever %q (available: %s, %s)", n, RetrieverBM25, RetrieverDense)
+			return nil, nil, checkRetrievers([]string{n})
 		}
 	}
 	if len(rs) == 1 {
@@ -408,10 +440,8 @@ func (e *Engine) Candidates(ctx context.Context, text string, opts QueryOptions)
 	if names == nil {
 		names = e.opts.Retrievers
 	}
-	for _, r := range names {
-		if r != RetrieverBM25 && r != RetrieverDense {
-			return nil, "", nil, fmt.Errorf("unknown retriever %q (available: %s, %s)", r, RetrieverBM25, RetrieverDense)
-		}
+	if err := checkRetrievers(names); err != nil {
+		return nil, "", nil, err
 	}
 	cleaned := text
 	if !opts.Raw {

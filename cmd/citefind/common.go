@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,8 +41,8 @@ func (f *fusionFlags) options() (citefind.EngineOptions, error) {
 	for _, kv := range splitList(f.weights) {
 		k, v, ok := strings.Cut(kv, "=")
 		w, err := strconv.ParseFloat(v, 64)
-		if !ok || err != nil || w < 0 || (k != citefind.RetrieverBM25 && k != citefind.RetrieverDense) {
-			return o, usageErr("--weights: %q is not bm25=W or dense=W with a weight >= 0", kv)
+		if !ok || err != nil || w < 0 || !slices.Contains(citefind.RetrieverNames, k) {
+			return o, usageErr("--weights: %q is not NAME=W with NAME one of %s and a weight >= 0", kv, strings.Join(citefind.RetrieverNames, ", "))
 		}
 		o.Weights[k] = w
 	}

@@ -104,6 +104,8 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	raw := fs.Bool("raw", false, "search the query texts as given, without removing citation markers")
 	var bf bm25Flags
 	bf.register(fs)
+	var sf sweepFlags
+	sf.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -134,13 +136,21 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	}
 	stageNames = slices.Compact(stageNames)
 	for _, r := range stageNames {
-		if r != citefind.RetrieverBM25 && r != citefind.RetrieverDense {
-			return usageErr("eval: unknown retriever %q (available: bm25, dense)", r)
+		if !slices.Contains(citefind.RetrieverNames, r) {
+			return usageErr("eval: unknown retriever %q (available: %s)", r, strings.Join(citefind.RetrieverNames, ", "))
 		}
 	}
 	eopts, err := ff.options()
 	if err != nil {
 		return err
+	}
+	var sweepGrid []map[string]float64
+	if sf.sweep {
+		if sweepGrid, err = sf.grid(stageNames); err != nil {
+			return err
+		}
+	} else if sf.save || sf.values != "" {
+		return usageErr("eval: --save-weights and --sweep-values need --sweep-weights")
 	}
 	if *depth < 100 {
 		return usageErr("eval: -k must be at least 100 (recall@100 is reported), got %d", *depth)
@@ -193,6 +203,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	resolve := func(ids []string) (map[string]string, error) { return eng.Store().Resolve(ctx, ids) }
 	var cat *eval.Catalog
 	var results []*eval.Result
+	sweepOpts := map[string]eval.Options{}
 	for _, set := range b.sets {
 		opts := eval.Options{K: *depth, Bench: b.name, Resolve: resolve}
 		if set.Gold != nil {
@@ -216,6 +227,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 			}
 			results = append(results, res...)
 		}
+		sweepOpts[set.Name] = opts
 	}
 	if len(b.sets) > 1 {
 		var lat []time.Duration
@@ -278,7 +290,13 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		return eval.WriteJSON(c.stdout, results)
 	}
 	fmt.Fprintf(c.stdout, "%s: %d papers in the collection (%s)\n\n", b.name, eng.Count(), *db)
-	return eval.WriteMarkdown(c.stdout, results)
+	if err := eval.WriteMarkdown(c.stdout, results); err != nil {
+		return err
+	}
+	if sf.sweep {
+		return c.runSweep(ctx, &sf, eng, *db, stageNames, sweepGrid, eopts.Fusion, b.sets, results, sweepOpts)
+	}
+	return nil
 }
 
 // runSettings are the settings recorded in a saved run.

@@ -320,13 +320,76 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, k int) ([]corpus
 	if err != nil {
 		return nil, err
 	}
-	if len(terms) == 0 {
-		return []corpus.Hit{}, nil
-	}
 	if r.k3 > 0 {
 		for i := range terms {
 			terms[i].qtf = terms[i].qtf * (r.k3 + 1) / (r.k3 + terms[i].qtf)
 		}
+	}
+	return r.retrieve(ctx, terms, k)
+}
+
+// Term is an analyzed query term (as Analyze returns it) and its weight,
+// which multiplies the term's BM25 contribution.
+type Term struct {
+	Text   string
+	Weight float64
+}
+
+// QueryTerms returns the distinct analyzed terms of query in
+// first-occurrence order, each weighted as Retrieve weights it (its
+// frequency in the query, saturated by K3 when set).
+func (r *Retriever) QueryTerms(query string) ([]Term, error) {
+	terms, err := analyzeQuery(query)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Term, len(terms))
+	for i, t := range terms {
+		w := t.qtf
+		if r.k3 > 0 {
+			w = w * (r.k3 + 1) / (r.k3 + w)
+		}
+		out[i] = Term{Text: string(t.term), Weight: w}
+	}
+	return out, nil
+}
+
+// RetrieveTerms is Retrieve for an already analyzed, weighted query:
+// the score of a paper is the sum over terms of Weight times the term's
+// BM25 contribution. Terms with a weight <= 0 (or NaN) are skipped; a
+// term given twice counts twice.
+func (r *Retriever) RetrieveTerms(ctx context.Context, terms []Term, k int) ([]corpus.Hit, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("sparse: retrieve: %w (got %d)", ErrBadK, k)
+	}
+	qts := make([]queryTerm, 0, len(terms))
+	for _, t := range terms {
+		if t.Weight > 0 && t.Text != "" {
+			qts = append(qts, queryTerm{term: []byte(t.Text), qtf: t.Weight})
+		}
+	}
+	return r.retrieve(ctx, qts, k)
+}
+
+// DocFreq returns the number of papers whose field holds term (an
+// analyzed term), 0 when none does.
+func (r *Retriever) DocFreq(field, term string) (uint64, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.rd == nil {
+		return 0, fmt.Errorf("sparse: doc freq: %w", ErrClosed)
+	}
+	tfr, err := r.rd.TermFieldReader(context.Background(), []byte(term), field, false, false, false)
+	if err != nil {
+		return 0, fmt.Errorf("sparse: doc freq: %w", err)
+	}
+	defer tfr.Close()
+	return tfr.Count(), nil
+}
+
+func (r *Retriever) retrieve(ctx context.Context, terms []queryTerm, k int) ([]corpus.Hit, error) {
+	if len(terms) == 0 {
+		return []corpus.Hit{}, nil
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/eval"
+	"github.com/citefind/citefind/fuse"
+)
+
+// sweepFlags are eval's weight-sweep flags.
+type sweepFlags struct {
+	sweep  bool
+	values string
+	save   bool
+}
+
+func (f *sweepFlags) register(fs interface {
+	BoolVar(*bool, string, bool, string)
+	StringVar(*string, string, string, string)
+}) {
+	fs.BoolVar(&f.sweep, "sweep-weights", false, "fuse the retrievers' stored rankings with every weight on a grid and report the metrics of each (needs two or more --retrievers)")
+	fs.StringVar(&f.values, "sweep-values", "", "comma-separated weights tried for each retriever after the first (default "+formatFloats(eval.DefaultSweepValues)+")")
+	fs.BoolVar(&f.save, "save-weights", false, "with --sweep-weights: store the chosen retrievers, fusion and weights in the database as its defaults")
+}
+
+func formatFloats(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *sweepFlags) grid(names []string) ([]map[string]float64, error) {
+	values := eval.DefaultSweepValues
+	if f.values != "" {
+		values = nil
+		for _, s := range splitList(f.values) {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || v < 0 {
+				return nil, usageErr("eval: --sweep-values: %q is not a weight >= 0", s)
+			}
+			values = append(values, v)
+		}
+	}
+	if len(names) < 2 {
+		return nil, usageErr("eval: --sweep-weights needs two or more --retrievers")
+	}
+	return eval.WeightGrid(names, values), nil
+}
+
+// runSweep fuses the single-retriever results with every weight vector of
+// grid, prints one table per topic set and the chosen weights, and stores
+// them in the database with --save-weights.
+func (c *evalCmd) runSweep(ctx context.Context, f *sweepFlags, eng *citefind.Engine, db string, names []string,
+	grid []map[string]float64, method fuse.Method, sets []eval.TopicSet, results []*eval.Result, optsBySet map[string]eval.Options) error {
+	byStage := map[string]map[string]*eval.Result{} // set → stage → result
+	for _, r := range results {
+		if byStage[r.Set] == nil {
+			byStage[r.Set] = map[string]*eval.Result{}
+		}
+		byStage[r.Set][r.Stage] = r
+	}
+	sweeps := map[string][]*eval.Result{}
+	baseline := map[string]*eval.Result{}
+	w := c.stdout
+	fmt.Fprintf(w, "\nWeight sweep: %s fusion of %s, %d weight vectors (%s fixed at 1)\n", method, strings.Join(names, ", "), len(grid), names[0])
+	for _, set := range sets {
+		lists := map[string]*eval.Result{}
+		for _, n := range names {
+			lists[n] = byStage[set.Name][n]
+		}
+		baseline[set.Name] = lists[names[0]]
+		o := optsBySet[set.Name]
+		rs, err := eval.Sweep(ctx, set, lists, grid, fuse.Options{Method: method, Depth: max(o.K, fuse.DefaultDepth)}, o)
+		if err != nil {
+			return err
+		}
+		sweeps[set.Name] = rs
+		writeSweepTable(w, set.Name, names, grid, rs, baseline[set.Name])
+	}
+	ch := eval.ChooseWeights(grid, sweeps, baseline, names[0])
+	fmt.Fprintf(w, "\nchosen: %s (%s)\n", eval.FormatWeights(names, ch.Weights), ch.Reason)
+	if !f.save {
+		return nil
+	}
+	cfg := citefind.FusionConfig{
+		Retrievers: names, Method: method, Weights: ch.Weights,
+		Source: fmt.Sprintf("citefind eval --sweep-weights on %s, %s", optsBySet[sets[0].Name].Bench, time.Now().UTC().Format("2006-01-02")),
+		Delta:  map[string]map[string]float64{},
+	}
+	if !ch.OK {
+		cfg.Retrievers = names[:1]
+	}
+	for set, d := range ch.Delta {
+		cfg.Delta[set] = d
+	}
+	if err := citefind.SaveFusionConfig(ctx, db, eng.Store(), cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "stored the chosen fusion in %s as the database's default\n", db)
+	return nil
+}
+
+func writeSweepTable(w io.Writer, set string, names []string, grid []map[string]float64, rs []*eval.Result, base *eval.Result) {
+	fmt.Fprintf(w, "\n%s (%s alone: recall@10 %.4f, recall@100 %.4f, ndcg@10 %.4f)\n\n", set, names[0],
+		base.Metrics[eval.Recall10], base.Metrics[eval.Recall100], base.Metrics[eval.NDCG10])
+	fmt.Fprintf(w, "| weights | recall@10 | recall@100 | ndcg@10 | Δrecall@10 | Δrecall@100 | Δndcg@10 |\n|---|--:|--:|--:|--:|--:|--:|\n")
+	for i, r := range rs {
+		m := r.Metrics
+		fmt.Fprintf(w, "| %s | %.4f | %.4f | %.4f | %+.4f | %+.4f | %+.4f |\n", eval.FormatWeights(names, grid[i]),
+			m[eval.Recall10], m[eval.Recall100], m[eval.NDCG10],
+			m[eval.Recall10]-base.Metrics[eval.Recall10], m[eval.Recall100]-base.Metrics[eval.Recall100], m[eval.NDCG10]-base.Metrics[eval.NDCG10])
+	}
+}

@@ -1,0 +1,175 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/fuse"
+)
+
+// DefaultSweepValues are the weights tried for each retriever after the
+// first (whose weight stays 1) by WeightGrid.
+var DefaultSweepValues = []float64{0, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2}
+
+// WeightGrid returns every weight vector over names that gives names[0]
+// weight 1 and each other name one of values (their Cartesian product, in
+// lexicographic order of values). Scaling every weight by the same factor
+// does not change a fused ranking, so fixing the first loses nothing.
+func WeightGrid(names []string, values []float64) []map[string]float64 {
+	if len(names) == 0 {
+		return nil
+	}
+	grid := []map[string]float64{{names[0]: 1}}
+	for _, n := range names[1:] {
+		var next []map[string]float64
+		for _, w := range grid {
+			for _, v := range values {
+				m := make(map[string]float64, len(w)+1)
+				for k, x := range w {
+					m[k] = x
+				}
+				m[n] = v
+				next = append(next, m)
+			}
+		}
+		grid = next
+	}
+	return grid
+}
+
+// FormatWeights writes weights as "a=1,b=0.1" in the order of names.
+func FormatWeights(names []string, w map[string]float64) string {
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, n+"="+strconv.FormatFloat(w[n], 'g', -1, 64))
+	}
+	return strings.Join(parts, ",")
+}
+
+// Sweep fuses, for every weight vector of grid, the rankings that the
+// single-retriever results lists (keyed by retriever name, all of set,
+// from Run with the same opts) hold for each query, scores the fused
+// rankings against set's judgements, and returns one Result per weight
+// vector (Stage "fused NAME=W,…"). Fusing stored rankings gives what a
+// live fused run with the same lists would give (fuse.Fuse is pure), at a
+// fraction of the cost. fo sets the method, depth and RRF constant; its K
+// is ignored (opts.K hits are kept). A query that failed in some list is
+// fused from the others.
+func Sweep(ctx context.Context, set TopicSet, lists map[string]*Result, grid []map[string]float64, fo fuse.Options, opts Options) ([]*Result, error) {
+	names := make([]string, 0, len(lists))
+	for n := range lists {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	perQuery := make(map[string]map[string][]corpus.Hit, len(set.Queries))
+	for _, n := range names {
+		res := lists[n]
+		if res.Set != set.Name {
+			return nil, fmt.Errorf("sweep: the %s result is of topic set %q, not %q", n, res.Set, set.Name)
+		}
+		for _, q := range res.PerQuery {
+			if q.Err != "" {
+				continue
+			}
+			if perQuery[q.ID] == nil {
+				perQuery[q.ID] = map[string][]corpus.Hit{}
+			}
+			perQuery[q.ID][n] = q.Hits
+		}
+	}
+	k := opts.K
+	if k <= 0 {
+		k = DefaultK
+	}
+	fo.K = k
+	var out []*Result
+	for _, w := range grid {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		fused := make(map[string][]corpus.Hit, len(perQuery))
+		for id, ls := range perQuery {
+			hs, err := fuse.Fuse(ls, w, fo)
+			if err != nil {
+				return nil, fmt.Errorf("sweep: fuse query %s: %w", id, err)
+			}
+			hits := make([]corpus.Hit, len(hs))
+			for i, h := range hs {
+				hits[i] = corpus.Hit{ID: h.ID, Score: h.Score}
+			}
+			fused[id] = hits
+		}
+		o := opts
+		o.Stage = "fused " + FormatWeights(names, w)
+		o.Progress = nil
+		res, err := ScoreRun(ctx, set, fused, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// Choice is the weight vector ChooseWeights picked and why.
+type Choice struct {
+	Weights map[string]float64
+	// OK is false when no vector met the constraints; Weights then
+	// gives the baseline retriever alone.
+	OK     bool
+	Reason string
+	// Delta is the chosen vector's metric minus the baseline's, by topic
+	// set and metric (recall@10, recall@100, ndcg@10).
+	Delta map[string]Metrics
+}
+
+// SweepTolerance is how far below the baseline a chosen weight vector may
+// fall on recall@10 and nDCG@10 in any topic set.
+const SweepTolerance = 0.005
+
+// ChooseWeights picks, from the sweep results of several topic sets
+// (sweeps[set][i] for grid[i]) and the baseline retriever's results
+// (baseline[set]), the weight vector that (a) is at most SweepTolerance
+// below the baseline on recall@10 and nDCG@10 in every set, (b) raises
+// recall@100 in every set, and among those (c) has the largest mean gain
+// in recall@10 + recall@100 + nDCG@10 over the sets. Ties keep the
+// earlier vector of grid.
+func ChooseWeights(grid []map[string]float64, sweeps map[string][]*Result, baseline map[string]*Result, base string) Choice {
+	best := -1
+	var bestGain float64
+	deltas := make([]map[string]Metrics, len(grid))
+	for i := range grid {
+		ok := true
+		var gain float64
+		deltas[i] = map[string]Metrics{}
+		for set, rs := range sweeps {
+			b := baseline[set]
+			d := Metrics{}
+			for _, m := range []string{Recall10, Recall100, NDCG10} {
+				d[m] = rs[i].Metrics[m] - b.Metrics[m]
+				gain += d[m]
+			}
+			deltas[i][set] = d
+			if d[Recall10] < -SweepTolerance || d[NDCG10] < -SweepTolerance || d[Recall100] <= 0 {
+				ok = false
+			}
+		}
+		if ok && (best < 0 || gain > bestGain+1e-12) {
+			best, bestGain = i, gain
+		}
+	}
+	if best < 0 {
+		w := map[string]float64{}
+		for n := range grid[0] {
+			w[n] = 0
+		}
+		w[base] = 1
+		return Choice{Weights: w, Reason: fmt.Sprintf("no weights kept recall@10 and nDCG@10 within %.3f of %s alone and raised recall@100 on every topic set", SweepTolerance, base)}
+	}
+	return Choice{Weights: grid[best], OK: true, Delta: deltas[best],
+		Reason: fmt.Sprintf("largest mean gain in recall@10 + recall@100 + nDCG@10 over %s alone among the weights within %.3f of it on recall@10 and nDCG@10 that raise recall@100 on every topic set", base, SweepTolerance)}
+}
