@@ -339,7 +339,11 @@ func Chat(ctx context.Context, client *api.Client, req *api.ChatRequest, timeout
 			}
 			return "", fmt.Errorf("ollama chat %s: HTTP %d: %s", req.Model, se.StatusCode, Shorten(msg, maxShown))
 		}
-		return "", fmt.Errorf("ollama chat %s: %s", req.Model, Shorten(err.Error(), maxShown))
+		msg := Shorten(err.Error(), maxShown)
+		if msg == "" {
+			msg = "unreadable reply"
+		}
+		return "", fmt.Errorf("ollama chat %s: %s", req.Model, msg)
 	}
 	if !done {
 		return "", fmt.Errorf("ollama chat %s: the reply ended before the model was done", req.Model)

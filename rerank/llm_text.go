@@ -49,7 +49,9 @@ func TruncateText(s string, n int) string {
 		i++
 	}
 	t := s[:cut]
-	if sp := strings.LastIndexByte(t, ' '); sp > 0 && utf8.RuneCountInString(t[sp:]) <= n/5 {
+	if s[cut] == ' ' {
+		// t ends at a word boundary already.
+	} else if sp := strings.LastIndexByte(t, ' '); sp > 0 && utf8.RuneCountInString(t[sp:]) <= n/5 {
 		t = t[:sp]
 	}
 	return strings.TrimRight(t, " ,;:.-") + "…"
