@@ -139,7 +139,6 @@ type Config struct {
 // Server is a running fake. Close happens through t.Cleanup.
 type Server struct {
 	*httptest.Server
-	t   testing.TB
 	cfg Config
 
 	mu   sync.Mutex
@@ -152,7 +151,7 @@ func New(t testing.TB, chat Script) *Server { return NewServer(t, Config{Chat: c
 // NewServer starts a fake with cfg and closes it when the test ends.
 func NewServer(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	s := &Server{t: t, cfg: cfg}
+	s := &Server{cfg: cfg}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
