@@ -40,6 +40,9 @@ func TestNormalizeID(t *testing.T) {
 func TestTruncateText(t *testing.T) {
 	assert.Equal(t, "a b c", rerank.TruncateText("  a\n\tb   c ", 10))
 	assert.Equal(t, "", rerank.TruncateText("abc", 0))
+	assert.Equal(t, "a b", rerank.TruncateText("a"+strings.Repeat(" \n", 1000)+"b", 3), "whitespace runs count once")
+	assert.Equal(t, "abc", rerank.TruncateText("abc", 3))
+	assert.Equal(t, "ab…", rerank.TruncateText("abcd", 3))
 	got := rerank.TruncateText("the quick brown fox jumps over the lazy dog", 20)
 	assert.Equal(t, "the quick brown fox…", got)
 	assert.LessOrEqual(t, utf8.RuneCountInString(got), 20)

@@ -11,11 +11,23 @@ import (
 // CleanText collapses every run of white space (newlines included) in s
 // to one space and trims it, so that a title or abstract cannot break the
 // layout of a prompt.
-func CleanText(s string) string {
+func CleanText(s string) string { return cleanPrefix(s, -1) }
+
+// cleanPrefix is CleanText that stops once the result holds limit runes
+// (limit < 0: no limit).
+func cleanPrefix(s string, limit int) string {
 	var b strings.Builder
-	b.Grow(len(s))
+	if limit < 0 {
+		b.Grow(len(s))
+	} else {
+		b.Grow(min(len(s), 4*limit))
+	}
 	space := false
+	n := 0
 	for _, r := range s {
+		if n == limit {
+			break
+		}
 		if unicode.IsSpace(r) {
 			space = b.Len() > 0
 			continue
@@ -23,8 +35,13 @@ func CleanText(s string) string {
 		if space {
 			b.WriteByte(' ')
 			space = false
+			n++
+			if n == limit {
+				break
+			}
 		}
 		b.WriteRune(r)
+		n++
 	}
 	return b.String()
 }
@@ -36,7 +53,8 @@ func TruncateText(s string, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	s = CleanText(s)
+	// One rune more than n tells whether s is longer than n.
+	s = cleanPrefix(s, n+1)
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
