@@ -154,7 +154,9 @@ func TestLLMRerank(t *testing.T) {
 	}{
 		{name: "valid", script: func(t *testing.T) ollamatest.Script { return reversed(t, plain) }, want: rev},
 		{name: "JSON inside prose", script: func(t *testing.T) ollamatest.Script {
-			return reversed(t, func(s string) string { return "Here is the ranking you asked for:\n```json\n" + s + "\n```\nLet me know!" })
+			return reversed(t, func(s string) string {
+				return "Here is the ranking you asked for:\n```json\n" + s + "\n```\nLet me know!"
+			})
 		}, want: rev},
 		{name: "duplicate, unknown and out-of-range IDs", script: func(t *testing.T) ollamatest.Script {
 			return func(req ollamatest.Request) ollamatest.Reply {
@@ -462,4 +464,3 @@ func BenchmarkParseRanking(b *testing.B) {
 		}
 	}
 }
-

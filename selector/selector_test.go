@@ -186,7 +186,9 @@ func TestLLMPick(t *testing.T) {
 					return ollamatest.Reply{Content: `{"id":"QQQQ","title":"Efficient Estimation of Word Representations in Vector Space"}`}
 				}
 			}, want: "p-attn", fallback: true, named: true, reason: "not a candidate"},
-		{name: "unknown ID", script: func(*testing.T) ollamatest.Script { return ollamatest.Content(`{"reasoning":"x","id":"QQQQ","title":"","year":0}`) },
+		{name: "unknown ID", script: func(*testing.T) ollamatest.Script {
+			return ollamatest.Content(`{"reasoning":"x","id":"QQQQ","title":"","year":0}`)
+		},
 			want: "p-attn", fallback: true, named: true},
 		{name: "out-of-range number", script: func(*testing.T) ollamatest.Script { return ollamatest.Content(`{"id": 17}`) },
 			want: "p-attn", fallback: true, named: true},
