@@ -252,7 +252,7 @@ func Schema(ids []string) json.RawMessage {
 // Reason. It returns an error only for no candidates (ErrNoCandidates)
 // or a cancelled ctx, and then still the fallback Pick. A single
 // candidate is returned without asking the model (MatchedBy top-rank,
-// not a fallback).
+// not a fallback, no Reason).
 func (p *LLM) Pick(ctx context.Context, query string, cands []rerank.Candidate) (Pick, error) {
 	if len(cands) == 0 {
 		return Pick{}, ErrNoCandidates
@@ -261,7 +261,7 @@ func (p *LLM) Pick(ctx context.Context, query string, cands []rerank.Candidate) 
 		return topRank(cands, "cancelled"), fmt.Errorf("pick: %w", err)
 	}
 	if len(cands) == 1 {
-		return Pick{ID: cands[0].ID, Rank: 1, MatchedBy: MatchTopRank, Reason: "only one candidate"}, nil
+		return Pick{ID: cands[0].ID, Rank: 1, MatchedBy: MatchTopRank}, nil
 	}
 	shown := cands[:min(p.window, len(cands))]
 	ids := rerank.RandomIDs(len(shown), p.idSeed)

@@ -259,6 +259,7 @@ func TestLLMPick(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "p-attn", got.ID)
 		assert.False(t, got.Fallback)
+		assert.Empty(t, got.Reason)
 		assert.Zero(t, srv.Count())
 	})
 }
