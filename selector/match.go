@@ -1,0 +1,151 @@
+package selector
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/citefind/citefind/rerank"
+)
+
+// FuzzyThreshold is the least TitleSimilarity at which a title the model
+// wrote is taken to be a candidate's title.
+const FuzzyThreshold = 0.9
+
+// NormalizeTitle folds a title for comparison: Unicode compatibility
+// decomposition with the accents dropped, lower case, every run of
+// characters that are not letters or digits turned into one space,
+// trimmed. "Attention Is All You Need!" and "attention is all you need"
+// are equal; so are "Café" and "cafe".
+func NormalizeTitle(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range norm.NFKD.String(s) {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+			continue
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			space = true
+		}
+	}
+	return b.String()
+}
+
+// TitleSimilarity is the normalised Levenshtein similarity of two
+// titles after NormalizeTitle: 1 − d/max(|a|, |b|), where d is the edit
+// distance in runes (insertions, deletions, substitutions, each costing
+// 1). It is in [0, 1]: 1 for equal titles, 0 when a title is empty. A
+// one-character typo in a 40-character title scores 0.975; a dropped
+// subtitle usually falls well below FuzzyThreshold.
+func TitleSimilarity(a, b string) float64 {
+	ra, rb := []rune(NormalizeTitle(a)), []rune(NormalizeTitle(b))
+	if len(ra) == 0 || len(rb) == 0 {
+		return 0
+	}
+	return 1 - float64(levenshtein(ra, rb))/float64(max(len(ra), len(rb)))
+}
+
+// levenshtein is the edit distance of a and b, in O(|a|·|b|) time and
+// O(|b|) space.
+func levenshtein(a, b []rune) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		diag := row[0]
+		row[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			next := min(row[j]+1, row[j-1]+1, diag+cost)
+			diag = row[j]
+			row[j] = next
+		}
+	}
+	return row[len(b)]
+}
+
+// answer is what the model said, as parsed.
+type answer struct {
+	ID, Title, Reasoning string
+	Year                 int
+}
+
+// match maps an answer to an index into cands (shown under ids, parallel
+// to cands), returning -1 when nothing maps. Rules, in order:
+//
+//  1. the ID, after rerank.NormalizeID, is one of ids;
+//  2. the normalised title equals a candidate's normalised title;
+//  3. the title's TitleSimilarity with a candidate's is >= FuzzyThreshold,
+//     the most similar winning.
+//
+// When several candidates tie in step 2 or 3 (the same title twice), the
+// one whose year equals the answer's year wins; failing that, the best
+// ranked (earliest in cands). An ID that is not a shown ID falls through
+// to the title steps; a title that names another candidate than a valid
+// ID does is ignored (the ID wins). An answer whose ID field holds
+// something longer than an ID (a title) is matched as a title too.
+func match(a answer, cands []rerank.Candidate, ids []string) (int, string) {
+	if id := rerank.NormalizeID(a.ID); id != "" {
+		for i, s := range ids {
+			if s == id {
+				return i, MatchID
+			}
+		}
+	}
+	title := a.Title
+	if title == "" && len([]rune(strings.TrimSpace(a.ID))) > 2*rerank.IDLen {
+		title = a.ID
+	}
+	nt := NormalizeTitle(title)
+	if nt == "" {
+		return -1, ""
+	}
+	var exact []int
+	for i, c := range cands {
+		if NormalizeTitle(c.Title) == nt {
+			exact = append(exact, i)
+		}
+	}
+	if len(exact) > 0 {
+		return byYear(exact, cands, a.Year), MatchTitle
+	}
+	best, bestSim := []int(nil), FuzzyThreshold
+	for i, c := range cands {
+		sim := TitleSimilarity(title, c.Title)
+		switch {
+		case sim > bestSim:
+			best, bestSim = []int{i}, sim
+		case sim == bestSim: // bestSim >= FuzzyThreshold always
+			best = append(best, i)
+		}
+	}
+	if len(best) == 0 {
+		return -1, ""
+	}
+	return byYear(best, cands, a.Year), MatchFuzzyTitle
+}
+
+// byYear breaks a tie among candidate indices (best ranked first): the
+// first whose year is year, else the first.
+func byYear(tied []int, cands []rerank.Candidate, year int) int {
+	if year != 0 {
+		for _, i := range tied {
+			if cands[i].Year == year {
+				return i
+			}
+		}
+	}
+	return tied[0]
+}

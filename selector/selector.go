@@ -1,0 +1,397 @@
+package selector
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/citefind/citefind/rerank"
+)
+
+// Sentinel errors. Test with errors.Is.
+var (
+	// ErrNoCandidates: Pick was given no candidates, so there is nothing
+	// to pick, not even a fallback.
+	ErrNoCandidates = errors.New("no candidates to pick from")
+)
+
+// How a Pick was mapped to its candidate (Pick.MatchedBy).
+const (
+	MatchID         = "id"          // the model's ID is a shown ID
+	MatchTitle      = "title"       // exact normalised title
+	MatchFuzzyTitle = "fuzzy-title" // TitleSimilarity >= FuzzyThreshold
+	MatchTopRank    = "top-rank"    // the fallback: the first candidate
+)
+
+// Reason of TopRank's picks.
+const ReasonNoLLM = "no LLM picker configured"
+
+// Pick is the paper chosen to cite.
+type Pick struct {
+	// ID is the chosen candidate's paper ID, always one of the candidates
+	// given to Pick.
+	ID string `json:"id"`
+	// Rank is the 1-based position of the chosen candidate in the list
+	// given to Pick (1 for the top rank).
+	Rank int `json:"rank"`
+	// Fallback is true when the top-ranked candidate was returned
+	// because there is no model, the model failed, or its answer mapped
+	// to no candidate; Reason says which.
+	Fallback bool   `json:"fallback"`
+	Reason   string `json:"reason,omitempty"`
+	// MatchedBy says how the answer was mapped to the candidate: MatchID,
+	// MatchTitle, MatchFuzzyTitle or, for a fallback, MatchTopRank.
+	MatchedBy string `json:"matched_by"`
+	// Reasoning is the model's stated reasoning ("" without one).
+	Reasoning string `json:"reasoning,omitempty"`
+	// Raw is the model's raw reply ("" when there was none: no model, an
+	// HTTP error, a timeout).
+	Raw string `json:"raw,omitempty"`
+	// NamedNonCandidate is true when the model's answer named a paper
+	// (an ID or a title) that maps to no candidate: a hallucination the
+	// guard caught. An empty or unreadable reply names nothing and leaves
+	// it false.
+	NamedNonCandidate bool `json:"named_non_candidate"`
+}
+
+// Picker chooses one of the candidates, which come best first. Pick
+// returns ErrNoCandidates for an empty list, and otherwise an error only
+// when ctx is cancelled; even then the returned Pick is the top-rank
+// fallback. Implementations are safe for concurrent use.
+type Picker interface {
+	Pick(ctx context.Context, query string, cands []rerank.Candidate) (Pick, error)
+}
+
+// TopRank is the picker without a model: it returns the top-ranked
+// candidate, marked as a fallback with Reason ReasonNoLLM.
+type TopRank struct{}
+
+// Pick returns cands[0] as a fallback.
+func (TopRank) Pick(ctx context.Context, query string, cands []rerank.Candidate) (Pick, error) {
+	if len(cands) == 0 {
+		return Pick{}, ErrNoCandidates
+	}
+	return topRank(cands, ReasonNoLLM), nil
+}
+
+func topRank(cands []rerank.Candidate, why string) Pick {
+	return Pick{ID: cands[0].ID, Rank: 1, Fallback: true, Reason: why, MatchedBy: MatchTopRank}
+}
+
+// Defaults for Options.
+const (
+	// DefaultWindow is how many top candidates the model chooses from.
+	DefaultWindow = 10
+	// DefaultAbstractChars is how much of each abstract the model sees,
+	// in runes.
+	DefaultAbstractChars = 400
+	// DefaultTimeout bounds one pick.
+	DefaultTimeout = time.Minute
+	// maxAuthors is how many authors the prompt names before "et al.".
+	maxAuthors = 3
+)
+
+// Options configure New. The zero value picks among the top 10
+// candidates with rerank.DefaultLLMModel at temperature 0 and seed
+// rerank.DefaultSeed, showing 400 runes of each abstract, within a minute.
+type Options struct {
+	// Model is the Ollama chat model. "" means rerank.DefaultLLMModel
+	// (see rerank.LLMModel for the --llm / CITEFIND_LLM rule).
+	Model string
+	// Window is how many of the top candidates are shown, >= 0. The pick
+	// is always among them. 0 means DefaultWindow (10).
+	Window int
+	// AbstractChars is how many runes of each abstract are shown. 0 means
+	// DefaultAbstractChars; negative shows none.
+	AbstractChars int
+	// Seed is the sampling seed. 0 means rerank.DefaultSeed.
+	Seed int
+	// Timeout bounds each pick. 0 means DefaultTimeout; negative means
+	// only ctx's deadline.
+	Timeout time.Duration
+	// KeepAlive is how long the server keeps the model loaded. 0 means
+	// the server's default; negative, forever.
+	KeepAlive time.Duration
+	// Options are extra model options ("num_ctx", …); temperature is
+	// always 0 and the seed always Seed.
+	Options map[string]any
+	// IDSeed fixes the candidate IDs shown (rerank.RandomIDs); 0 draws
+	// new ones on every call.
+	IDSeed uint64
+}
+
+// LLM picks with an Ollama chat model. It is safe for concurrent use.
+type LLM struct {
+	client    *api.Client
+	model     string
+	window    int
+	abstract  int
+	timeout   time.Duration
+	keepAlive *api.Duration
+	options   map[string]any
+	idSeed    uint64
+}
+
+var _ Picker = (*LLM)(nil)
+var _ Picker = TopRank{}
+
+// New returns a model picker. A nil client means
+// api.ClientFromEnvironment (OLLAMA_HOST). It does not contact the server.
+func New(client *api.Client, opts Options) (*LLM, error) {
+	if opts.Window < 0 {
+		return nil, fmt.Errorf("new picker: negative window %d", opts.Window)
+	}
+	if client == nil {
+		var err error
+		if client, err = api.ClientFromEnvironment(); err != nil {
+			return nil, fmt.Errorf("new picker: %w", err)
+		}
+	}
+	p := &LLM{client: client, model: opts.Model, window: opts.Window, abstract: opts.AbstractChars, timeout: opts.Timeout, idSeed: opts.IDSeed}
+	if p.model == "" {
+		p.model = rerank.DefaultLLMModel
+	}
+	if p.window == 0 {
+		p.window = DefaultWindow
+	}
+	if p.abstract == 0 {
+		p.abstract = DefaultAbstractChars
+	}
+	if p.timeout == 0 {
+		p.timeout = DefaultTimeout
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		seed = rerank.DefaultSeed
+	}
+	if opts.KeepAlive != 0 {
+		p.keepAlive = &api.Duration{Duration: opts.KeepAlive}
+	}
+	p.options = rerank.ModelOptions(opts.Options, seed)
+	return p, nil
+}
+
+// Model returns the Ollama model name.
+func (p *LLM) Model() string { return p.model }
+
+//go:embed prompts/pick.txt
+var promptFS embed.FS
+
+var pickPrompt = template.Must(template.New("pick.txt").
+	Funcs(template.FuncMap{"join": strings.Join}).
+	ParseFS(promptFS, "prompts/pick.txt"))
+
+type promptData struct {
+	Query      string
+	Candidates []promptCandidate
+	IDs        []string
+	Sep        string
+}
+
+type promptCandidate struct {
+	ID, Title, Authors, Venue, Abstract string
+	Year                                int
+}
+
+// Prompt renders the system and user messages for query and cands
+// shown under ids (parallel), with abstracts cut to abstractChars runes.
+// Exposed for golden tests and for inspecting what the model sees.
+func Prompt(query string, cands []rerank.Candidate, ids []string, abstractChars int) (system, user string, err error) {
+	if len(ids) != len(cands) || len(cands) == 0 {
+		return "", "", fmt.Errorf("render pick prompt: %d candidates, %d IDs", len(cands), len(ids))
+	}
+	d := promptData{Query: rerank.CleanText(query), IDs: ids, Sep: rerank.Separator, Candidates: make([]promptCandidate, len(cands))}
+	for i, c := range cands {
+		authors := c.Authors
+		etal := ""
+		if len(authors) > maxAuthors {
+			authors, etal = authors[:maxAuthors], " et al."
+		}
+		d.Candidates[i] = promptCandidate{
+			ID: ids[i], Title: rerank.CleanText(c.Title), Year: c.Year,
+			Authors:  rerank.CleanText(strings.Join(authors, ", ")) + etal,
+			Venue:    rerank.CleanText(c.Venue),
+			Abstract: rerank.TruncateText(c.Abstract, abstractChars),
+		}
+	}
+	var sys, usr strings.Builder
+	if err := pickPrompt.ExecuteTemplate(&sys, "system", d); err != nil {
+		return "", "", fmt.Errorf("render pick prompt: %w", err)
+	}
+	if err := pickPrompt.ExecuteTemplate(&usr, "user", d); err != nil {
+		return "", "", fmt.Errorf("render pick prompt: %w", err)
+	}
+	return sys.String(), usr.String(), nil
+}
+
+// Schema is the JSON schema sent as the request's format: reasoning
+// first (so the model reasons before it commits), then the ID, limited to
+// the shown IDs, then title and year. Keys are written in that order on
+// purpose: Ollama builds its grammar in schema order.
+func Schema(ids []string) json.RawMessage {
+	enum, _ := json.Marshal(ids)
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"reasoning":{"type":"string"},` +
+		`"id":{"type":"string","enum":` + string(enum) + `},` +
+		`"title":{"type":"string"},` +
+		`"year":{"type":"integer"}},` +
+		`"required":["reasoning","id","title","year"]}`)
+}
+
+// Pick asks the model to choose among the top Window candidates and maps
+// its answer back (see match for the rules). On any failure (HTTP error,
+// unknown model, deadline, empty or unreadable reply, an answer that maps
+// to nothing) it returns the top-ranked candidate with Fallback and a
+// Reason. It returns an error only for no candidates (ErrNoCandidates)
+// or a cancelled ctx, and then still the fallback Pick. A single
+// candidate is returned without asking the model (MatchedBy top-rank,
+// not a fallback, no Reason).
+func (p *LLM) Pick(ctx context.Context, query string, cands []rerank.Candidate) (Pick, error) {
+	if len(cands) == 0 {
+		return Pick{}, ErrNoCandidates
+	}
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
+		return topRank(cands, "cancelled"), fmt.Errorf("pick: %w", err)
+	}
+	if len(cands) == 1 {
+		return Pick{ID: cands[0].ID, Rank: 1, MatchedBy: MatchTopRank}, nil
+	}
+	shown := cands[:min(p.window, len(cands))]
+	ids := rerank.RandomIDs(len(shown), p.idSeed)
+	sys, usr, err := Prompt(query, shown, ids, p.abstract)
+	if err != nil {
+		return topRank(cands, err.Error()), nil
+	}
+	stream := false
+	req := &api.ChatRequest{
+		Model:     p.model,
+		Messages:  []api.Message{{Role: "system", Content: sys}, {Role: "user", Content: usr}},
+		Stream:    &stream,
+		Format:    Schema(ids),
+		Options:   p.options,
+		KeepAlive: p.keepAlive,
+	}
+	raw, err := rerank.Chat(ctx, p.client, req, p.timeout)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return topRank(cands, "cancelled"), fmt.Errorf("pick: %w", ctx.Err())
+		}
+		return topRank(cands, "the model failed: "+err.Error()), nil
+	}
+	return Resolve(raw, shown, ids), nil
+}
+
+// Resolve maps a raw model reply to a Pick among cands, which were shown
+// under ids (parallel). It is Pick without the model call: the parsing
+// and mapping rules in one place.
+//
+// The reply's JSON may be bare, fenced or inside prose
+// (rerank.ExtractJSON); keys are matched case-insensitively, and "id"
+// may also be spelled "candidate", "choice" or "answer". A reply without
+// JSON still maps when exactly one shown ID occurs in it as a word.
+func Resolve(raw string, cands []rerank.Candidate, ids []string) Pick {
+	fallback := func(why string) Pick {
+		p := topRank(cands, why)
+		p.Raw = raw
+		return p
+	}
+	if strings.TrimSpace(raw) == "" {
+		return fallback("the model's reply was empty")
+	}
+	a, ok := parseAnswer(raw)
+	if !ok {
+		found := idsInText(raw, ids)
+		if len(found) != 1 {
+			return fallback(fmt.Sprintf("the model's reply was not JSON: %q", rerank.Shorten(raw, 200)))
+		}
+		a = answer{ID: found[0]}
+	}
+	i, how := match(a, cands, ids)
+	if i < 0 {
+		if a.ID == "" && a.Title == "" {
+			p := fallback("the model's answer named no paper")
+			p.Reasoning = a.Reasoning
+			return p
+		}
+		p := fallback(fmt.Sprintf("the model named a paper that is not a candidate (id %q, title %q)", rerank.Shorten(a.ID, 40), rerank.Shorten(a.Title, 120)))
+		p.Reasoning = a.Reasoning
+		p.NamedNonCandidate = true
+		return p
+	}
+	return Pick{ID: cands[i].ID, Rank: i + 1, MatchedBy: how, Reasoning: a.Reasoning, Raw: raw}
+}
+
+// parseAnswer reads the answer object out of a reply.
+func parseAnswer(raw string) (answer, bool) {
+	var a answer
+	found := false
+	rerank.ExtractJSON(raw, func(v json.RawMessage) bool {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(v, &obj) != nil {
+			return false
+		}
+		get := func(keys ...string) json.RawMessage {
+			for _, k := range keys {
+				for key, val := range obj {
+					if strings.EqualFold(key, k) {
+						return val
+					}
+				}
+			}
+			return nil
+		}
+		text := func(v json.RawMessage) string {
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				return strings.TrimSpace(s)
+			}
+			if v != nil && string(v) != "null" {
+				return strings.TrimSpace(string(v)) // a number or other value: kept as written
+			}
+			return ""
+		}
+		a = answer{
+			ID:        text(get("id", "candidate", "choice", "answer", "paper")),
+			Title:     text(get("title")),
+			Reasoning: text(get("reasoning", "reason", "explanation")),
+		}
+		var year json.Number
+		if y := get("year"); y != nil && json.Unmarshal(y, &year) == nil {
+			if n, err := year.Int64(); err == nil {
+				a.Year = int(n)
+			}
+		} else if y != nil {
+			var s string
+			if json.Unmarshal(y, &s) == nil {
+				fmt.Sscanf(s, "%d", &a.Year)
+			}
+		}
+		found = a.ID != "" || a.Title != "" || a.Reasoning != ""
+		return found
+	})
+	return a, found
+}
+
+// idsInText returns the distinct shown IDs that occur as words in s.
+func idsInText(s string, ids []string) []string {
+	shown := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		shown[id] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(s, func(c rune) bool { return !(c >= 'A' && c <= 'Z') }) {
+		if shown[w] && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
