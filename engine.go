@@ -12,12 +12,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ollama/ollama/api"
+
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/fuse"
 	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/retrieve"
 	"github.com/citefind/citefind/retrieve/dense"
 	"github.com/citefind/citefind/retrieve/sparse"
+	"github.com/citefind/citefind/selector"
 )
 
 // Retriever names accepted in QueryOptions.Retrievers and
@@ -102,6 +105,16 @@ type EngineOptions struct {
 	// Embedder, when not nil, replaces the embedder the database records
 	// for querying the dense index (tests, experiments).
 	Embedder dense.Embedder
+	// LLM is the Ollama chat model of the LLM reranker and picker (--llm);
+	// "" means $CITEFIND_LLM, else rerank.DefaultLLMModel for the
+	// reranker. The picker uses a model only when LLM or $CITEFIND_LLM is
+	// set; otherwise it picks the top rank and says so.
+	LLM string
+	// Ollama is the client of LLM calls; nil means OLLAMA_HOST.
+	Ollama *api.Client
+	// RerankModel is the learned reranker's model file; "" means the
+	// model that ships with citefind.
+	RerankModel string
 }
 
 // Engine answers queries over one database folder. It is safe for
@@ -121,6 +134,10 @@ type Engine struct {
 	dense         *dense.Retriever
 	denseErr      error    // why dense is unavailable
 	denseWarnings []string // e.g. a stale dense index
+
+	rerankMu  sync.Mutex
+	rerankers map[string]rerank.Reranker
+	pickerVal selector.Picker
 }
 
 // Open opens the database folder dir for querying.
@@ -210,10 +227,11 @@ type QueryOptions struct {
 	Retrievers []string
 	Raw        bool // do not strip citation markers from the text
 	// Rerank names the reranker applied to the fused candidates:
-	// rerank.NameNone ("" means none). Others are not available yet.
+	// rerank.NameNone ("" means none), NameLearned or NameLLM.
 	Rerank string
-	// Pick chooses the one paper to cite (Result.Picked). Without an LLM
-	// picker it is the top-ranked candidate, marked as a fallback.
+	// Pick chooses the one paper to cite among the hits (Result.Picked).
+	// Without an LLM picker (EngineOptions.LLM) it is the top-ranked
+	// candidate, marked as a fallback.
 	Pick bool
 }
 
@@ -234,14 +252,6 @@ type ResultHit struct {
 	Rank    int                   `json:"rank"`
 	Score   float64               `json:"score"`
 	Sources map[string]SourceRank `json:"sources"`
-}
-
-// Picked is the paper chosen to cite; nil until a picker runs.
-type Picked struct {
-	ID       string `json:"id"`
-	Fallback bool   `json:"fallback"`
-	// Reason says why the fallback was used.
-	Reason string `json:"reason,omitempty"`
 }
 
 // Result is the answer to one query, in the JSON shape of `query --json`.
@@ -482,33 +492,4 @@ func (e *Engine) Candidates(ctx context.Context, text string, opts QueryOptions)
 		cands = append(cands, c)
 	}
 	return cands, cleaned, warnings, nil
-}
-
-// Query answers one query with paper metadata attached.
-func (e *Engine) Query(ctx context.Context, text string, opts QueryOptions) (*Result, error) {
-	if opts.Rerank != "" && opts.Rerank != rerank.NameNone {
-		return nil, fmt.Errorf("unknown reranker %q (available: %s)", opts.Rerank, rerank.NameNone)
-	}
-	cands, cleaned, warnings, err := e.Candidates(ctx, text, opts)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Query: text, Cleaned: cleaned, Hits: []ResultHit{}, Warnings: warnings}
-	for _, c := range cands {
-		rh := ResultHit{
-			ID: c.ID, Title: c.Title, Year: c.Year, Venue: c.Venue, DOI: c.DOI,
-			Rank: c.Rank, Score: c.Score, Authors: c.Authors,
-			Sources: make(map[string]SourceRank, len(c.Sources)),
-		}
-		for name, src := range c.Sources {
-			rh.Sources[name] = SourceRank{Rank: src.Rank, Score: src.Score}
-		}
-		res.Hits = append(res.Hits, rh)
-	}
-	if opts.Pick && len(res.Hits) > 0 {
-		const why = "no LLM picker is configured: picked the top-ranked candidate"
-		res.Picked = &Picked{ID: res.Hits[0].ID, Fallback: true, Reason: why}
-		res.Warnings = append(res.Warnings, why)
-	}
-	return res, nil
 }

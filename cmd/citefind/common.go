@@ -12,6 +12,7 @@ import (
 
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/fuse"
+	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/retrieve/sparse"
 )
 
@@ -125,4 +126,18 @@ func plural(n int, word string) string {
 		return fmt.Sprintf("%d %s", n, word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// llmFlags are the model flags of query, eval and serve.
+type llmFlags struct {
+	llm, rerankModel string
+}
+
+func (f *llmFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.llm, "llm", "", "Ollama chat `MODEL` of --rerank llm and the picker (env CITEFIND_LLM; default "+rerank.DefaultLLMModel+" for --rerank llm; without it --pick takes the top rank)")
+	fs.StringVar(&f.rerankModel, "rerank-model", "", "learned reranker model `FILE` (default: the model that ships with citefind)")
+}
+
+func (f *llmFlags) apply(o *citefind.EngineOptions) {
+	o.LLM, o.RerankModel = f.llm, f.rerankModel
 }

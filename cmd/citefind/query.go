@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/citefind/citefind"
-	"github.com/citefind/citefind/rerank"
 )
 
 type queryCmd struct{ env }
@@ -19,26 +18,35 @@ func (c *queryCmd) Synopsis() string {
 	return "find candidate papers for a masked-citation excerpt or a question"
 }
 
-const queryUsage = `Usage: citefind query [--db DIR] [-k N] [--json] [--retrievers bm25[,dense]] [--fusion rrf|max|minmax]
-                      [--weights bm25=1,dense=0.1] [--strict] [--rerank none] [--pick] TEXT | -
+const queryUsage = `Usage: citefind query [--db DIR] [-k N] [--json] [--retrievers bm25[,rm3][,dense]] [--fusion rrf|max|minmax]
+                      [--weights bm25=1,dense=0.1] [--strict] [--rerank none|learned|llm] [--pick]
+                      [--llm MODEL] [--rerank-model FILE] TEXT | -
 
 TEXT is a sentence or paragraph with a missing citation ("... as shown by
 [CITATION] ...") or a literature question; "-" reads it from standard input.
 Citation markers ([12], [3-5], [CITATION], (Smith et al., 2020)) are removed
 before searching.
 
-By default only BM25 runs. Hybrid retrieval is opt-in: --retrievers
-bm25,dense also searches the dense index (built by index --embedder) and
-fuses both lists (--fusion, default minmax; --weights, default
-bm25=1,dense=0.1, the least harmful setting measured on ACM-CR) until a
-measured default beats BM25 alone. Each hit's "sources" give every
-retriever's rank and score; "score" is the fused score. A retriever that
-fails or takes over 5 s is reported as a warning and the others' hits are
-used; --strict makes it an error.
+Retrievers: bm25 (the cleaned text), rm3 (BM25 over the text expanded with
+terms of its top 10 BM25 hits) and dense (the embedding index built by index
+--embedder). With several, their lists are fused (--fusion, --weights); each
+hit's "sources" give every retriever's rank and score and "score" is the
+fused score. A retriever that fails or takes over 5 s is reported as a
+warning and the others' hits are used; --strict makes it an error.
+
+--rerank reorders the top 100 fused candidates: learned (a model trained on
+ACM-CR, or --rerank-model FILE; no server needed) or llm (an Ollama chat
+model, --llm or CITEFIND_LLM, at OLLAMA_HOST). If the model fails, the fused
+order comes back with a warning. --pick chooses the one paper to cite among
+the hits: with an LLM configured (--llm or CITEFIND_LLM) the model picks and
+its answer is mapped back to a candidate (by ID, then title); without one, or
+when the answer names no candidate, the top rank is picked and "picked" says
+"fallback": true and why. The pick is always one of the hits.
 
 Examples:
   citefind query "Reciprocal rank fusion [CITATION] combines rankings without score calibration."
-  echo "dense passage retrieval for open-domain QA [7]" | citefind query --json -k 5 -`
+  echo "dense passage retrieval for open-domain QA [7]" | citefind query --json -k 5 -
+  citefind query --rerank llm --llm qwen2.5:3b --pick "BERT [CITATION] is pre-trained on masked tokens."`
 
 func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "query", queryUsage)
@@ -48,7 +56,9 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers to use: bm25, dense (hybrid is opt-in)")
 	var ff fusionFlags
 	ff.register(fs)
-	rerank := fs.String("rerank", "none", "reranker: none")
+	rerank := fs.String("rerank", "none", "reranker of the top 100 fused candidates: none, learned (offline model), llm (Ollama chat)")
+	var lf llmFlags
+	lf.register(fs)
 	pick := fs.Bool("pick", false, "choose the one paper to cite (without an LLM picker: the top rank, marked as fallback)")
 	raw := fs.Bool("raw", false, "search the text as given, without stripping citation markers")
 	var bf bm25Flags
@@ -63,8 +73,8 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	if *k <= 0 {
 		return usageErr("query: -k must be positive, got %d", *k)
 	}
-	if !slices.Contains(rerankNames, *rerank) {
-		return usageErr("query: unknown reranker %q (available: %s)", *rerank, strings.Join(rerankNames, ", "))
+	if !slices.Contains(citefind.RerankerNames, *rerank) {
+		return usageErr("query: unknown reranker %q (available: %s)", *rerank, strings.Join(citefind.RerankerNames, ", "))
 	}
 	text := strings.Join(pos, " ")
 	if text == "-" {
@@ -87,6 +97,7 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	eopts.Sparse = sopts
+	lf.apply(&eopts)
 	eng, err := citefind.Open(ctx, *db, eopts)
 	if err != nil {
 		return err
@@ -107,9 +118,6 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	}
 	return nil
 }
-
-// rerankNames are the rerankers --rerank accepts.
-var rerankNames = []string{rerank.NameNone}
 
 func splitList(s string) []string {
 	var out []string
