@@ -3,6 +3,7 @@ package citefind
 import (
 	"context"
 	"errors"
+	"maps"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,10 +32,14 @@ const (
 	// RetrieverRM3 is BM25 over the query expanded by pseudo-relevance
 	// feedback (RM3, see sparse.RM3).
 	RetrieverRM3 = "rm3"
+	// RetrieverCiting is BM25 over each sentence of the query that holds
+	// a citation marker, the lists fused by RRF: for paragraph-long
+	// contexts, the sentences around the citations.
+	RetrieverCiting = "citing"
 )
 
 // RetrieverNames lists every retriever name, in pipeline order.
-var RetrieverNames = []string{RetrieverBM25, RetrieverRM3, RetrieverDense}
+var RetrieverNames = []string{RetrieverBM25, RetrieverRM3, RetrieverCiting, RetrieverDense}
 
 // checkRetrievers fails on a name not in RetrieverNames.
 func checkRetrievers(names []string) error {
@@ -85,15 +90,17 @@ type EngineOptions struct {
 	// Raw makes Retrieve search the text as given, without removing
 	// citation markers (for measuring what the cleaning buys).
 	Raw bool
-	// Retrievers are the retrievers Retrieve uses, and Query's default:
-	// RetrieverBM25 and/or RetrieverDense. nil means bm25 alone.
+	// Retrievers are the retrievers Retrieve uses, and Query's default
+	// (see RetrieverNames). nil means the database's default (its
+	// FusionFile, written by index and eval --sweep-weights
+	// --save-weights), or bm25 alone when it has none.
 	Retrievers []string
 	// Fusion is the fusion method when several retrievers run; "" means
-	// DefaultFusion (min-max).
+	// the database's default, else DefaultFusion (min-max).
 	Fusion fuse.Method
-	// Weights are the fusion weights by retriever name; nil means
-	// DefaultFusionWeights(). A retriever missing from a non-nil map gets
-	// weight 1.
+	// Weights are fusion weights by retriever name. A retriever missing
+	// from the map gets the database's default weight, else its
+	// DefaultFusionWeights entry, else 1.
 	Weights map[string]float64
 	// Timeout is each retriever's time budget when several run; 0 means
 	// DefaultRetrieverTimeout, negative means none.
@@ -135,6 +142,12 @@ type Engine struct {
 	denseErr      error    // why dense is unavailable
 	denseWarnings []string // e.g. a stale dense index
 
+	// weights are the fusion weights in effect: EngineOptions.Weights
+	// over the database's defaults over DefaultFusionWeights.
+	weights map[string]float64
+	// fusionSource says where the default pipeline comes from.
+	fusionSource string
+
 	rerankMu  sync.Mutex
 	rerankers map[string]rerank.Reranker
 	pickerVal selector.Picker
@@ -173,6 +186,10 @@ func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) 
 		return nil, fmt.Errorf("open the BM25 index of %s: %w (run `citefind index --db %s` to rebuild it)", dir, err, dir)
 	}
 	e.rm3 = &sparse.RM3{R: e.bm25, Docs: e.paperTexts}
+	if err := e.applyFusionDefaults(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
 	gen, err := st.Generation(ctx)
 	if err != nil {
 		e.Close()
@@ -190,6 +207,92 @@ func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) 
 		}
 	}
 	return e, nil
+}
+
+// citing retrieves BM25 hits for each sentence of text that holds a
+// citation marker and fuses the lists by RRF (k=60, equal weights). A text
+// without such a sentence is searched whole.
+func (e *Engine) citing(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
+	sents := retrieve.CitingSentences(text)
+	if len(sents) <= 1 {
+		q := retrieve.Clean(text)
+		if len(sents) == 1 {
+			q = sents[0]
+		}
+		return e.bm25.Retrieve(ctx, q, k)
+	}
+	lists := make(map[string][]corpus.Hit, len(sents))
+	for i, s := range sents {
+		hits, err := e.bm25.Retrieve(ctx, s, k)
+		if err != nil {
+			return nil, err
+		}
+		lists[strconv.Itoa(i)] = hits
+	}
+	fused, err := fuse.Fuse(lists, nil, fuse.Options{Method: fuse.RRF, K: k, Depth: k})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]corpus.Hit, len(fused))
+	for i, h := range fused {
+		out[i] = corpus.Hit{ID: h.ID, Score: h.Score}
+	}
+	return out, nil
+}
+
+// applyFusionDefaults fills the retrievers, method and weights that
+// EngineOptions leave unset from the database's FusionFile.
+func (e *Engine) applyFusionDefaults(ctx context.Context) error {
+	cfg, err := ReadFusionConfig(e.dir)
+	if err != nil {
+		return err
+	}
+	e.weights = DefaultFusionWeights()
+	e.fusionSource = "built-in: bm25 alone"
+	if cfg != nil {
+		spec, err := RecordedEmbedder(ctx, e.store)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(cfg.Retrievers, RetrieverDense) && cfg.Embedder != spec {
+			e.warnings = append(e.warnings, fmt.Sprintf("the database's fusion defaults (%s) were measured with the %s embedder, not %s: ignored (run `citefind index --db %s` to reset them)", FusionFile, cfg.Embedder, spec, e.dir))
+			cfg = nil
+		}
+	}
+	if cfg != nil {
+		if e.opts.Retrievers == nil {
+			e.opts.Retrievers = slices.Clone(cfg.Retrievers)
+		}
+		if e.opts.Fusion == "" {
+			e.opts.Fusion = cfg.Method
+		}
+		for n, w := range cfg.Weights {
+			e.weights[n] = w
+		}
+		e.fusionSource = cfg.Source
+	}
+	for n, w := range e.opts.Weights {
+		e.weights[n] = w
+	}
+	return nil
+}
+
+// DefaultRetrievers returns the retrievers a query uses when it names
+// none, and where that choice comes from.
+func (e *Engine) DefaultRetrievers() ([]string, string) {
+	if len(e.opts.Retrievers) == 0 {
+		return []string{RetrieverBM25}, e.fusionSource
+	}
+	return slices.Clone(e.opts.Retrievers), e.fusionSource
+}
+
+// Fusion returns the fusion method and weights in effect.
+func (e *Engine) Fusion() (fuse.Method, map[string]float64) {
+	m := e.opts.Fusion
+	if m == "" {
+		m = DefaultFusion
+	}
+	return m, maps.Clone(e.weights)
 }
 
 // paperTexts returns the searchable text (title, abstract, keywords) of
@@ -277,10 +380,11 @@ func (e *Engine) Retrieve(ctx context.Context, text string, k int) ([]corpus.Hit
 // uses it to report each retriever alone and fused.
 func (e *Engine) Retriever(names ...string) fuse.RetrieverFunc {
 	return func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
+		cleaned := text
 		if !e.raw {
-			text = retrieve.Clean(text)
+			cleaned = retrieve.Clean(text)
 		}
-		hits, _, err := e.search(ctx, text, k, names)
+		hits, _, err := e.search(ctx, text, cleaned, k, names)
 		if err != nil {
 			return nil, err
 		}
@@ -349,9 +453,10 @@ func (e *Engine) denseRetriever() fuse.RetrieverFunc {
 	}
 }
 
-// search runs the named retrievers on the cleaned text and returns up to
-// k hits, with every retriever's rank and score, and warnings.
-func (e *Engine) search(ctx context.Context, cleaned string, k int, names []string) ([]fuse.Hit, []string, error) {
+// search runs the named retrievers on the cleaned text (the citing
+// retriever on the text as given) and returns up to k hits, with every
+// retriever's rank and score, and warnings.
+func (e *Engine) search(ctx context.Context, text, cleaned string, k int, names []string) ([]fuse.Hit, []string, error) {
 	names = uniq(names)
 	if len(names) == 0 {
 		names = []string{RetrieverBM25}
@@ -364,6 +469,10 @@ func (e *Engine) search(ctx context.Context, cleaned string, k int, names []stri
 			rs = append(rs, fuse.Named{Name: n, Retriever: e.bm25})
 		case RetrieverRM3:
 			rs = append(rs, fuse.Named{Name: n, Retriever: e.rm3})
+		case RetrieverCiting:
+			rs = append(rs, fuse.Named{Name: n, Retriever: fuse.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
+				return e.citing(ctx, text, k)
+			})})
 		case RetrieverDense:
 			rs = append(rs, fuse.Named{Name: n, Retriever: e.denseRetriever()})
 		default:
@@ -385,10 +494,7 @@ func (e *Engine) search(ctx context.Context, cleaned string, k int, names []stri
 		}
 		return out, warns, nil
 	}
-	weights := e.opts.Weights
-	if weights == nil {
-		weights = DefaultFusionWeights()
-	}
+	weights := e.weights
 	for i := range rs {
 		w, ok := weights[rs[i].Name]
 		switch {
@@ -461,7 +567,7 @@ func (e *Engine) Candidates(ctx context.Context, text string, opts QueryOptions)
 	if strings.TrimSpace(cleaned) == "" {
 		return []rerank.Candidate{}, cleaned, append(warnings, "the query is empty after removing citation markers"), nil
 	}
-	hits, warns, err := e.search(ctx, cleaned, k, names)
+	hits, warns, err := e.search(ctx, text, cleaned, k, names)
 	if err != nil {
 		return nil, cleaned, nil, err
 	}

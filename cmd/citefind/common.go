@@ -24,8 +24,8 @@ type fusionFlags struct {
 }
 
 func (f *fusionFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.method, "fusion", string(citefind.DefaultFusion), "fusion of several retrievers: rrf, max or minmax")
-	fs.StringVar(&f.weights, "weights", formatWeights(citefind.DefaultFusionWeights()), "fusion `WEIGHTS` by retriever, NAME=W,...")
+	fs.StringVar(&f.method, "fusion", "", "fusion of several retrievers: rrf, max or minmax (default: the database's, else "+string(citefind.DefaultFusion)+")")
+	fs.StringVar(&f.weights, "weights", "", "fusion `WEIGHTS` by retriever, NAME=W,... (default: the database's, else "+formatWeights(citefind.DefaultFusionWeights())+")")
 	fs.BoolVar(&f.strict, "strict", false, "fail when any retriever fails (default: warn and use the others)")
 }
 
@@ -33,12 +33,12 @@ func (f *fusionFlags) register(fs *flag.FlagSet) {
 func (f *fusionFlags) options() (citefind.EngineOptions, error) {
 	var o citefind.EngineOptions
 	switch m := fuse.Method(f.method); m {
-	case fuse.RRF, fuse.MaxNorm, fuse.MinMax:
+	case "", fuse.RRF, fuse.MaxNorm, fuse.MinMax:
 		o.Fusion = m
 	default:
 		return o, usageErr("--fusion must be rrf, max or minmax, got %q", f.method)
 	}
-	o.Weights = citefind.DefaultFusionWeights() // a weight not given keeps its default
+	o.Weights = map[string]float64{} // a weight not given keeps its default
 	for _, kv := range splitList(f.weights) {
 		k, v, ok := strings.Cut(kv, "=")
 		w, err := strconv.ParseFloat(v, 64)

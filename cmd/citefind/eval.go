@@ -89,7 +89,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	data := fs.String("data", "", "benchmark data `DIR` or file (default $CITEFIND_DATA/NAME, $CITEFIND_DATA/formats/NAME)")
 	corpusPath := fs.String("corpus", "", "corpus `PATH` for --bench jsonl, citeme, litsearch, scholargym")
 	queries := fs.String("queries", "", "queries `FILE` (--bench jsonl; overrides --data for citeme, litsearch, scholargym)")
-	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers, each a stage of the report, fused as a further stage when several: bm25, dense")
+	retrievers := fs.String("retrievers", "", "comma-separated retrievers, each a stage of the report, fused as a further stage when several: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's)")
 	var ff fusionFlags
 	ff.register(fs)
 	rerank := fs.String("rerank", "none", "reranker: none (learned and llm are not available yet)")
@@ -130,11 +130,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if *rerank != "none" {
 		return usageErr("eval: --rerank %q is not available yet (only none)", *rerank)
 	}
-	stageNames := splitList(*retrievers)
-	if len(stageNames) == 0 {
-		return usageErr("eval: --retrievers is empty")
-	}
-	stageNames = slices.Compact(stageNames)
+	stageNames := slices.Compact(splitList(*retrievers))
 	for _, r := range stageNames {
 		if !slices.Contains(citefind.RetrieverNames, r) {
 			return usageErr("eval: unknown retriever %q (available: %s)", r, strings.Join(citefind.RetrieverNames, ", "))
@@ -144,13 +140,12 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var sweepGrid []map[string]float64
-	if sf.sweep {
-		if sweepGrid, err = sf.grid(stageNames); err != nil {
-			return err
-		}
-	} else if sf.save || sf.values != "" {
-		return usageErr("eval: --save-weights and --sweep-values need --sweep-weights")
+	sweepValues, err := sf.parse()
+	if err != nil {
+		return err
+	}
+	if sf.sweep && *asJSON {
+		return usageErr("eval: --sweep-weights prints Markdown tables; it does not combine with --json (use --save-run for the stages' data)")
 	}
 	if *depth < 100 {
 		return usageErr("eval: -k must be at least 100 (recall@100 is reported), got %d", *depth)
@@ -184,6 +179,15 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer eng.Close()
+	if len(stageNames) == 0 {
+		stageNames, _ = eng.DefaultRetrievers()
+	}
+	var grid []map[string]float64
+	if sf.sweep {
+		if grid, err = sweepGrid(stageNames, sweepValues); err != nil {
+			return err
+		}
+	}
 	if slices.Contains(stageNames, citefind.RetrieverDense) {
 		if err := eng.DenseAvailable(ctx); err != nil {
 			return err
@@ -268,8 +272,9 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		Results:  results,
 	}
 	if len(stageNames) > 1 {
-		rf.Settings["fusion"] = string(eopts.Fusion)
-		rf.Settings["fusion_weights"] = formatWeights(eopts.Weights)
+		m, w := eng.Fusion()
+		rf.Settings["fusion"] = string(m)
+		rf.Settings["fusion_weights"] = formatWeights(w)
 	}
 	if rf.Label == "" {
 		rf.Label = "run"
@@ -294,7 +299,8 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if sf.sweep {
-		return c.runSweep(ctx, &sf, eng, *db, stageNames, sweepGrid, eopts.Fusion, b.sets, results, sweepOpts)
+		m, _ := eng.Fusion()
+		return c.runSweep(ctx, &sf, eng, *db, stageNames, grid, m, b.sets, results, sweepOpts)
 	}
 	return nil
 }

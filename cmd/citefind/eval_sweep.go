@@ -37,20 +37,32 @@ func formatFloats(v []float64) string {
 	return strings.Join(s, ",")
 }
 
-func (f *sweepFlags) grid(names []string) ([]map[string]float64, error) {
-	values := eval.DefaultSweepValues
-	if f.values != "" {
-		values = nil
-		for _, s := range splitList(f.values) {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v < 0 {
-				return nil, usageErr("eval: --sweep-values: %q is not a weight >= 0", s)
-			}
-			values = append(values, v)
+// parse checks the sweep flags and returns the weights to try.
+func (f *sweepFlags) parse() ([]float64, error) {
+	if !f.sweep {
+		if f.save || f.values != "" {
+			return nil, usageErr("eval: --save-weights and --sweep-values need --sweep-weights")
 		}
+		return nil, nil
 	}
+	if f.values == "" {
+		return eval.DefaultSweepValues, nil
+	}
+	var values []float64
+	for _, s := range splitList(f.values) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 0 {
+			return nil, usageErr("eval: --sweep-values: %q is not a weight >= 0", s)
+		}
+		values = append(values, v)
+	}
+	return values, nil
+}
+
+// grid returns the weight vectors to sweep over names.
+func sweepGrid(names []string, values []float64) ([]map[string]float64, error) {
 	if len(names) < 2 {
-		return nil, usageErr("eval: --sweep-weights needs two or more --retrievers")
+		return nil, usageErr("eval: --sweep-weights needs two or more --retrievers (the database's default is %s)", strings.Join(names, ","))
 	}
 	return eval.WeightGrid(names, values), nil
 }

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind"
 )
 
 func nativeFixture(t *testing.T, name string) string {
@@ -143,7 +146,8 @@ func TestEvalUsageErrors(t *testing.T) {
 	}{
 		{"compare one file", []string{"eval", "--compare", "a.json"}, "two run files"},
 		{"native without corpus or db", []string{"eval", "--bench", "citeme", "--data", "../../eval/testdata/native/citeme.tsv"}, "--corpus PATH"},
-		{"empty retrievers", []string{"eval", "--bench", "acm-cr", "--retrievers", ""}, "--retrievers is empty"},
+		{"sweep without retrievers to fuse", []string{"eval", "--bench", "acm-cr", "--save-weights"}, "need --sweep-weights"},
+		{"bad sweep value", []string{"eval", "--bench", "jsonl", "--corpus", "x", "--queries", "y", "--sweep-weights", "--sweep-values", "a"}, "--sweep-values"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,4 +165,71 @@ func TestEvalUsageErrors(t *testing.T) {
 	_, _, err := cli(t, "", "eval", "--compare", f, f)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "give --bench NAME")
+}
+
+func TestEvalSweepWeights(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db")
+	queries := filepath.Join(dir, "queries.jsonl")
+	require.NoError(t, os.WriteFile(queries, []byte(
+		`{"id":"q1","text":"Dense passage retrieval [12] for open-domain question answering. Rankings are merged by reciprocal rank fusion [3].","relevant":["arxiv:2004.04906","10.1145/1571941.1572114"]}
+{"id":"q2","text":"We merge rankings with reciprocal rank fusion [CITATION].","relevant":["10.1145/1571941.1572114"]}
+{"id":"q3","text":"Transformers rely on attention alone [7].","relevant":["arxiv:1706.03762"]}
+`), 0o644))
+	args := []string{"eval", "--bench", "jsonl", "--corpus", samplePath(t), "--queries", queries, "--db", db, "--quiet",
+		"--retrievers", "bm25,rm3,citing", "--sweep-weights", "--sweep-values", "0,0.5,1"}
+	out, _, err := cli(t, "", args...)
+	require.NoError(t, err)
+	assert.Contains(t, out, "Weight sweep: minmax fusion of bm25, rm3, citing, 9 weight vectors (bm25 fixed at 1)")
+	// The swept row with the fused stage's weights (rm3 and citing have
+	// no default, so 1) reproduces the fused stage.
+	fusedCells := tableRow(t, out, "| jsonl:queries | fused |")
+	sweptCells := tableRow(t, out, "| bm25=1,rm3=1,citing=1 |")
+	// cells: bench, stage, queries, r@1, r@5, r@10, r@20, r@50, r@100, ndcg@10; weights, r@10, r@100, ndcg@10
+	assert.Equal(t, fusedCells[5], sweptCells[1], "recall@10")
+	assert.Equal(t, fusedCells[8], sweptCells[2], "recall@100")
+	assert.Equal(t, fusedCells[9], sweptCells[3], "ndcg@10")
+	// With only the first retriever weighted, the sweep is bm25 alone.
+	bm25Cells := tableRow(t, out, "| jsonl:queries | bm25 |")
+	aloneCells := tableRow(t, out, "| bm25=1,rm3=0,citing=0 |")
+	assert.Equal(t, bm25Cells[9], aloneCells[3])
+	assert.Contains(t, out, "chosen: ")
+
+	// --save-weights stores the choice as the database's default.
+	_, errOut, err := cli(t, "", append(args, "--save-weights")...)
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "stored the chosen fusion")
+	cfg, err := citefind.ReadFusionConfig(db)
+	require.NoError(t, err)
+	require.NotNil(t, cfg)
+	assert.Equal(t, "none", cfg.Embedder)
+	assert.NotEmpty(t, cfg.Retrievers)
+	assert.Equal(t, "bm25", cfg.Retrievers[0])
+	res := queryJSON(t, "--db", db, "reciprocal rank fusion")
+	require.NotEmpty(t, res.Hits)
+	for _, h := range res.Hits {
+		for name := range h.Sources {
+			assert.Contains(t, cfg.Retrievers, name)
+		}
+	}
+
+	_, _, err = cli(t, "", append(args, "--json")...)
+	require.Error(t, err)
+}
+
+// tableRow returns the cells of the first Markdown table row of out that
+// starts with prefix.
+func tableRow(t *testing.T, out, prefix string) []string {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, prefix) {
+			var cells []string
+			for _, c := range strings.Split(strings.Trim(line, "|"), "|") {
+				cells = append(cells, strings.TrimSpace(c))
+			}
+			return cells
+		}
+	}
+	t.Fatalf("no row %q in:\n%s", prefix, out)
+	return nil
 }

@@ -53,7 +53,7 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	db := dbFlag(fs)
 	k := fs.Int("k", 10, "number of candidates to return")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers to use: bm25, dense (hybrid is opt-in)")
+	retrievers := fs.String("retrievers", "", "comma-separated retrievers to use: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's, see `citefind status`)")
 	var ff fusionFlags
 	ff.register(fs)
 	rerank := fs.String("rerank", "none", "reranker of the top 100 fused candidates: none, learned (offline model), llm (Ollama chat)")
