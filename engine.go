@@ -3,8 +3,8 @@ package citefind
 import (
 	"context"
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
