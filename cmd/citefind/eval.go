@@ -33,7 +33,8 @@ func (c *evalCmd) Synopsis() string {
 
 const evalUsage = `Usage: citefind eval [--db DIR] --bench NAME [--data DIR] [--corpus PATH] [--queries FILE]
                      [--retrievers bm25[,dense]] [--fusion rrf|max|minmax] [--weights bm25=1,dense=0.1]
-                     [--rerank none] [--json] [--run-out FILE]
+                     [--rerank none|learned|llm] [--pick] [--llm MODEL] [--rerank-model FILE]
+                     [--sweep-weights [--sweep-values LIST] [--save-weights]] [--json] [--run-out FILE]
                      [--save-run FILE] [--label NAME] [--report FILE.md]
        citefind eval --compare RUN_A RUN_B [--report FILE.md] [--json]
        citefind eval --compare RUN_A.trec RUN_B.trec --bench NAME [--db DIR] [--data DIR]
@@ -68,6 +69,22 @@ query) as the stages bm25, dense and fused, in one run. A query whose dense
 retrieval fails counts as a failed query of the dense stage, and of the fused
 stage only with --strict (otherwise fused falls back to the others).
 
+Without --retrievers, the database's default retrievers run (see query).
+--sweep-weights fuses the retrievers' stored rankings with every weight on a
+grid (the first retriever fixed at 1; --sweep-values, default
+0,0.025,0.05,0.1,0.15,0.2,0.3,0.4,0.5,0.75,1,1.5,2) and prints recall@10,
+recall@100 and nDCG@10 of each beside the first retriever alone, then the
+chosen weights: those at most .005 below the first retriever on recall@10
+and nDCG@10 that raise recall@100 on every topic set, with the largest mean
+gain. --save-weights stores the choice in the database as its default
+(fusion.json, tied to its embedder).
+
+--rerank learned|llm adds the stage reranked (the top 100 fused candidates
+reordered). --pick adds the stage picked (the picker's choice first, then
+the rest) and prints the picker's figures: accuracy@1, picks outside the
+candidates (always 0: the guard maps every answer to a candidate) and the
+share of model answers that named a non-candidate.
+
 The report gives, per topic set and stage, recall@1/5/10/20/50/100, nDCG@10,
 MRR@10 and accuracy@1 macro-averaged over queries as trec_eval computes
 them, latency p50/p99 and coverage. --run-out writes TREC run files (one per
@@ -92,7 +109,10 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	retrievers := fs.String("retrievers", "", "comma-separated retrievers, each a stage of the report, fused as a further stage when several: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's)")
 	var ff fusionFlags
 	ff.register(fs)
-	rerank := fs.String("rerank", "none", "reranker: none (learned and llm are not available yet)")
+	rerank := fs.String("rerank", "none", "reranker of the fused candidates, reported as the stage reranked: none, learned, llm")
+	pick := fs.Bool("pick", false, "add the stage picked (the picker's choice first) and the picker's figures: accuracy@1, picks outside the candidates, model answers naming a non-candidate")
+	var lf llmFlags
+	lf.register(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	runOut := fs.String("run-out", "", "write TREC run `FILE`(s)")
 	saveRun := fs.String("save-run", "", "write the run (per-query metrics and rankings, settings) as JSON to `FILE`, for --compare")
@@ -127,8 +147,8 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if *bench == "" {
 		return usageErr("eval: --bench is required (acm-cr, acm-cr:contexts, acm-cr:sentences, jsonl, citeme, litsearch, scholargym)")
 	}
-	if *rerank != "none" {
-		return usageErr("eval: --rerank %q is not available yet (only none)", *rerank)
+	if !slices.Contains(citefind.RerankerNames, *rerank) {
+		return usageErr("eval: unknown reranker %q (available: %s)", *rerank, strings.Join(citefind.RerankerNames, ", "))
 	}
 	stageNames := slices.Compact(splitList(*retrievers))
 	for _, r := range stageNames {
@@ -174,6 +194,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	eopts.Sparse, eopts.Raw, eopts.Retrievers = sopts, *raw, stageNames
+	lf.apply(&eopts)
 	eng, err := citefind.Open(ctx, *db, eopts)
 	if err != nil {
 		return err
@@ -203,6 +224,10 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if len(stageNames) > 1 {
 		stages = append(stages, eval.Stage{Name: "fused", Retriever: eng})
 	}
+	if *rerank != "none" {
+		stages = append(stages, rerankStage(eng, *rerank))
+	}
+	var picks pickTally
 
 	resolve := func(ids []string) (map[string]string, error) { return eng.Store().Resolve(ctx, ids) }
 	var cat *eval.Catalog
@@ -218,7 +243,11 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 			}
 			opts.ResolveGold = eval.MatchGold(set, cat, resolve)
 		}
-		for _, st := range stages {
+		setStages := stages
+		if *pick {
+			setStages = append(slices.Clone(stages), pickStage(eng, *rerank, set.Name, &picks))
+		}
+		for _, st := range setStages {
 			var bar *progress.Bar
 			if prog != nil {
 				bar = progress.New(prog, "eval "+b.name+":"+set.Name+" "+st.Name, int64(len(set.Queries)), "queries")
@@ -234,9 +263,13 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		sweepOpts[set.Name] = opts
 	}
 	if len(b.sets) > 1 {
+		last := stages[len(stages)-1].Name
+		if *pick {
+			last = "picked"
+		}
 		var lat []time.Duration
 		for _, res := range results {
-			if res.Stage != stages[len(stages)-1].Name {
+			if res.Stage != last {
 				continue
 			}
 			for _, q := range res.PerQuery {
@@ -292,11 +325,18 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stderr, "wrote report %s\n", *report)
 	}
 	if *asJSON {
+		if *pick {
+			picks.write(c.stderr, results)
+		}
 		return eval.WriteJSON(c.stdout, results)
 	}
 	fmt.Fprintf(c.stdout, "%s: %d papers in the collection (%s)\n\n", b.name, eng.Count(), *db)
 	if err := eval.WriteMarkdown(c.stdout, results); err != nil {
 		return err
+	}
+	if *pick {
+		fmt.Fprintln(c.stdout)
+		picks.write(c.stdout, results)
 	}
 	if sf.sweep {
 		m, _ := eng.Fusion()

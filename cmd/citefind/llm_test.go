@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"strings"
 	"testing"
 
@@ -132,4 +135,46 @@ func TestQueryLLMRerankAndPick(t *testing.T) {
 		assert.Equal(t, plain.Hits[i].ID, res.Hits[i].ID)
 	}
 	assert.NotEmpty(t, res.Warnings)
+}
+
+// TestEvalRerankAndPick evaluates the reranked and picked stages through
+// a fake Ollama server that reverses rankings and names a made-up paper
+// for every second pick.
+func TestEvalRerankAndPick(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db")
+	queries := filepath.Join(dir, "queries.jsonl")
+	require.NoError(t, os.WriteFile(queries, []byte(
+		`{"id":"q1","text":"Dense passage retrieval [12] for open-domain question answering.","relevant":["arxiv:2004.04906"]}
+{"id":"q2","text":"We merge rankings with reciprocal rank fusion [CITATION].","relevant":["10.1145/1571941.1572114"]}
+`), 0o644))
+	var picks atomic.Int32
+	srv := ollamatest.New(t, func(req ollamatest.Request) ollamatest.Reply {
+		ids, ranking := schemaIDs(t, req.Format)
+		if ranking {
+			rev := slices.Clone(ids)
+			slices.Reverse(rev)
+			b, _ := json.Marshal(map[string]any{"ranking": rev})
+			return ollamatest.Reply{Content: string(b)}
+		}
+		if picks.Add(1)%2 == 0 {
+			return ollamatest.Reply{Content: `{"reasoning": "r", "id": "ZZZZ", "title": "Not A Candidate", "year": 1999}`}
+		}
+		return ollamatest.Reply{Content: `{"reasoning": "r", "id": "` + ids[0] + `"}`}
+	})
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	out, _, err := cli(t, "", "eval", "--bench", "jsonl", "--corpus", samplePath(t), "--queries", queries, "--db", db,
+		"--quiet", "--rerank", "llm", "--pick", "--llm", "fake")
+	require.NoError(t, err)
+	bm25 := tableRow(t, out, "| jsonl:queries | bm25 |")
+	reranked := tableRow(t, out, "| jsonl:queries | reranked |")
+	picked := tableRow(t, out, "| jsonl:queries | picked |")
+	// The reversed top 30 of a 30-paper corpus buries the relevant papers.
+	assert.Equal(t, "1.0000", bm25[5], "recall@10")
+	assert.Equal(t, "0.0000", reranked[3], "recall@1")
+	assert.Equal(t, "0.0000", picked[3], "the picks are among the reranked top 10")
+	assert.Equal(t, reranked[5], picked[5], "the picked stage holds the same candidates")
+	assert.Contains(t, out, "picker on queries: 2 picks")
+	assert.Contains(t, out, "outside the candidates 0 (0.0%, must be 0)")
+	assert.Contains(t, out, "model answers naming a non-candidate 1 of 2 (50.0%")
 }
