@@ -24,6 +24,10 @@ type Status struct {
 	Agree     bool     `json:"agree"`
 	Problems  []string `json:"problems,omitempty"`
 	Fix       string   `json:"fix,omitempty"` // the command that brings them into agreement
+	// Fusion is the database's default retrieval pipeline (nil: bm25
+	// alone); FusionError says why it could not be read.
+	Fusion      *FusionConfig `json:"fusion,omitempty"`
+	FusionError string        `json:"fusion_error,omitempty"`
 }
 
 // IndexStatus is one derived index in a Status.
@@ -101,6 +105,9 @@ func DBStatus(ctx context.Context, dir string) (Status, error) {
 			ds.UpToDate = true
 		}
 		s.Indexes = append(s.Indexes, ds)
+	}
+	if s.Fusion, err = ReadFusionConfig(dir); err != nil {
+		s.FusionError = err.Error()
 	}
 	s.Agree = len(s.Problems) == 0
 	if !s.Agree {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/eval"
 )
 
 type statusCmd struct{ env }
@@ -51,6 +53,16 @@ func (c *statusCmd) Run(ctx context.Context, args []string) error {
 			default:
 				fmt.Fprintf(c.stdout, "  %-6s  %d papers, built from generation %d\n", ix.Name+":", ix.Docs, ix.Generation)
 			}
+		}
+		switch {
+		case s.FusionError != "":
+			fmt.Fprintf(c.stdout, "  queries: bm25 alone (fusion defaults unreadable: %s)\n", s.FusionError)
+		case s.Fusion == nil || len(s.Fusion.Retrievers) < 2:
+			fmt.Fprintf(c.stdout, "  queries: bm25 alone by default\n")
+		default:
+			f := s.Fusion
+			fmt.Fprintf(c.stdout, "  queries: %s fused by %s (%s) by default\n           (%s)\n", strings.Join(f.Retrievers, ", "), f.Method,
+				eval.FormatWeights(f.Retrievers, f.Weights), f.Source)
 		}
 		if s.WriterPID != 0 {
 			fmt.Fprintf(c.stdout, "  a citefind (pid %d) is writing this database now\n", s.WriterPID)
