@@ -212,14 +212,13 @@ func Open(ctx context.Context, dir string, opts EngineOptions) (*Engine, error) 
 // citing retrieves BM25 hits for each sentence of text that holds a
 // citation marker and fuses the lists by RRF (k=60, equal weights). A text
 // without such a sentence is searched whole.
-func (e *Engine) citing(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
+func (e *Engine) citing(ctx context.Context, text, cleaned string, k int, plain func(int) ([]corpus.Hit, error)) ([]corpus.Hit, error) {
 	sents := retrieve.CitingSentences(text)
-	if len(sents) <= 1 {
-		q := retrieve.Clean(text)
-		if len(sents) == 1 {
-			q = sents[0]
-		}
-		return e.bm25.Retrieve(ctx, q, k)
+	if len(sents) == 0 || (len(sents) == 1 && sents[0] == cleaned) {
+		return plain(k)
+	}
+	if len(sents) == 1 {
+		return e.bm25.Retrieve(ctx, sents[0], k)
 	}
 	lists := make(map[string][]corpus.Hit, len(sents))
 	for i, s := range sents {
@@ -463,15 +462,38 @@ func (e *Engine) search(ctx context.Context, text, cleaned string, k int, names 
 	}
 	var rs []fuse.Named
 	var warns []string
+	// bm25, rm3's feedback and citing's single sentence share one BM25
+	// run of the cleaned text.
+	depth := max(k, fuse.DefaultDepth)
+	plain := sync.OnceValues(func() ([]corpus.Hit, error) { return e.bm25.Retrieve(ctx, cleaned, depth) })
+	top := func(k int) ([]corpus.Hit, error) {
+		if k > depth {
+			return e.bm25.Retrieve(ctx, cleaned, k)
+		}
+		hits, err := plain()
+		return hits[:min(k, len(hits))], err
+	}
 	for _, n := range names {
 		switch n {
 		case RetrieverBM25:
-			rs = append(rs, fuse.Named{Name: n, Retriever: e.bm25})
+			rs = append(rs, fuse.Named{Name: n, Retriever: fuse.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
+				return top(k)
+			})})
 		case RetrieverRM3:
-			rs = append(rs, fuse.Named{Name: n, Retriever: e.rm3})
+			rs = append(rs, fuse.Named{Name: n, Retriever: fuse.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
+				fb, err := top(sparse.DefaultFbDocs)
+				if err != nil {
+					return nil, err
+				}
+				terms, err := e.rm3.ExpandFrom(ctx, cleaned, fb)
+				if err != nil {
+					return nil, err
+				}
+				return e.bm25.RetrieveTerms(ctx, terms, k)
+			})})
 		case RetrieverCiting:
 			rs = append(rs, fuse.Named{Name: n, Retriever: fuse.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
-				return e.citing(ctx, text, k)
+				return e.citing(ctx, text, cleaned, k, top)
 			})})
 		case RetrieverDense:
 			rs = append(rs, fuse.Named{Name: n, Retriever: e.denseRetriever()})

@@ -48,6 +48,20 @@ func (m *RM3) Retrieve(ctx context.Context, query string, k int) ([]corpus.Hit, 
 
 // Expand returns the expanded, weighted query (weights sum to 1).
 func (m *RM3) Expand(ctx context.Context, query string) ([]Term, error) {
+	fbDocs := m.FbDocs
+	if fbDocs <= 0 {
+		fbDocs = DefaultFbDocs
+	}
+	hits, err := m.R.Retrieve(ctx, query, fbDocs)
+	if err != nil {
+		return nil, err
+	}
+	return m.ExpandFrom(ctx, query, hits)
+}
+
+// ExpandFrom is Expand with the BM25 hits of query already retrieved
+// (best first; the first FbDocs are used).
+func (m *RM3) ExpandFrom(ctx context.Context, query string, hits []corpus.Hit) ([]Term, error) {
 	fbDocs, fbTerms, lambda := m.FbDocs, m.FbTerms, m.OrigWeight
 	if fbDocs <= 0 {
 		fbDocs = DefaultFbDocs
@@ -59,13 +73,10 @@ func (m *RM3) Expand(ctx context.Context, query string) ([]Term, error) {
 		lambda = DefaultOrigWeight
 	}
 	orig, err := m.R.QueryTerms(query)
-	if err != nil || len(orig) == 0 {
+	if err != nil || len(orig) == 0 || len(hits) == 0 {
 		return orig, err
 	}
-	hits, err := m.R.Retrieve(ctx, query, fbDocs)
-	if err != nil || len(hits) == 0 {
-		return orig, err
-	}
+	hits = hits[:min(len(hits), fbDocs)]
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
