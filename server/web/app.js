@@ -64,7 +64,8 @@ function render(res) {
   const picked = res.picked ? res.picked.id : "";
   res.hits.forEach((h, i) => {
     const absID = "abs-" + i;
-    const title = el("h3", {}, el("span", { className: "rank", textContent: h.rank + "." }), h.title || "(untitled)");
+    const title = el("h3", {}, el("span", { className: "rank", textContent: h.rank + "." }),
+      el("span", { className: "title-text", textContent: h.title || "(untitled)" }));
     const meta = [authorsShort(h.authors), h.year || "n.d.", h.venue].filter(Boolean).join(" · ");
     const scores = el("p", { className: "scores" });
     scores.append(el("span", { className: "badge", title: "fused score", textContent: "score " + h.score.toFixed(3) }));
@@ -76,7 +77,7 @@ function render(res) {
     item.dataset.id = h.id;
     if (h.id === picked) {
       item.classList.add("picked");
-      title.prepend(el("span", { className: "badge pick", textContent: "Picked",
+      title.append(" ", el("span", { className: "badge pick", textContent: "Picked",
         title: res.picked.reason || "the candidate to cite" }));
     }
     const abs = el("div", { className: "abstract", id: absID, hidden: true });
