@@ -1442,7 +1442,10 @@ func lookup(ctx context.Context, q queryer, asked []string, withJSON bool) (map[
 	}
 	query := resolveCTE + "\nSELECT k, id, '' FROM best"
 	if withJSON {
-		query = resolveCTE + "\nSELECT b.k, b.id, p.json FROM best b JOIN papers p ON p.id = b.id"
+		// CROSS JOIN keeps best as the outer loop: SQLite 3.54's planner
+		// otherwise scans all of papers against a bloom filter of best
+		// (about 200 ms per lookup on ACM-CR's 108k papers, against 0.5 ms).
+		query = resolveCTE + "\nSELECT b.k, b.id, p.json FROM best b CROSS JOIN papers p ON p.id = b.id"
 	}
 	rows, err := q.QueryContext(ctx, query, string(arg))
 	if err != nil {
