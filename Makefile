@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval bench-xapian bench-index bench-compare sweep lint fmt clean
+.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval bench-xapian bench-index bench-compare bench-serve screenshots sweep lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
@@ -95,6 +95,21 @@ bench-xapian:
 # Whole-collection ingest + index wall time and peak RSS, and query latency.
 bench-index: build
 	bash benchmarks/index-bench.sh $(ACMCR)
+
+# Load benchmark of `citefind serve` on loopback: 32 clients send /v1/search
+# with ACM-CR topic texts for 30 s, after a warm-up (each query once, then
+# BENCH_WARMUP of load, while the store and index caches fill); requests/s, p50/p99,
+# errors, server RSS at start and end (fails on an error or >10% growth).
+# BENCH_DB is a built ACM-CR database (e.g. `make demo-acm` makes $(EVAL_DB)).
+BENCH_DB ?= $(EVAL_DB)
+BENCH_WARMUP ?= 60s
+bench-serve: build
+	CLIENTS=32 DURATION=30s WARMUP=$(BENCH_WARMUP) bash benchmarks/serve-bench.sh $(BENCH_DB) $(ACMCR)
+
+# Screenshots of the web page (docs/img/serve-*.png), taken by the browser
+# test against BENCH_DB.
+screenshots:
+	CITEFIND_E2E_DB=$(abspath $(BENCH_DB)) $(GO) test -run TestBrowser -count=1 ./server/ -screenshots $(CURDIR)/docs/img
 
 # citefind and Xapian in one run, with ratios (docs/benchmarks.md).
 bench-compare: build

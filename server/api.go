@@ -75,6 +75,12 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	release, err := s.admit(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer release()
 	res, err := Search(r.Context(), s.eng, req, s.opts.MaxK)
 	if err != nil {
 		s.fail(w, r, err)
@@ -224,6 +230,12 @@ func (s *Server) handleCite(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	release, err := s.admit(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer release()
 	res, err := Cite(r.Context(), s.eng.Store(), req, nil)
 	if err != nil {
 		s.fail(w, r, err)
@@ -282,6 +294,12 @@ func GetPaper(ctx context.Context, st *corpus.Store, id string) (Paper, error) {
 }
 
 func (s *Server) handlePaper(w http.ResponseWriter, r *http.Request) {
+	release, err := s.admit(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer release()
 	p, err := GetPaper(r.Context(), s.eng.Store(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)

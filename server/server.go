@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,11 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// MaxK is the largest k a search may ask for; 0 means DefaultMaxK.
 	MaxK int
+	// MaxConcurrent is how many /v1 requests run on the engine at once;
+	// the others wait their turn (within their deadline). It bounds the
+	// memory of concurrent searches and the store's connections. 0 means
+	// 2 × GOMAXPROCS, at least 4.
+	MaxConcurrent int
 	// MCP, when not nil, is served at /mcp (the streamable HTTP handler of
 	// package server/mcp). Its long-lived GET streams are closed when
 	// Serve shuts down.
@@ -59,6 +65,8 @@ type Server struct {
 	stopping context.Context
 	stop     context.CancelFunc
 	inFlight atomic.Int64
+	// slots admits Options.MaxConcurrent API requests at a time.
+	slots chan struct{}
 }
 
 // New returns a server over eng.
@@ -75,11 +83,14 @@ func New(eng *citefind.Engine, opts Options) *Server {
 	if opts.MaxK <= 0 {
 		opts.MaxK = DefaultMaxK
 	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = max(4, 2*runtime.GOMAXPROCS(0))
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{eng: eng, opts: opts, log: log}
+	s := &Server{eng: eng, opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent)}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.handler = s.routes()
 	return s
@@ -141,6 +152,18 @@ func (s *Server) withDeadline(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// admit waits for one of the Options.MaxConcurrent slots for work on the
+// engine (after the request is read, so that slow clients hold none) and
+// returns its release, or the context's error.
+func (s *Server) admit(ctx context.Context) (release func(), err error) {
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // InFlight returns the number of requests being handled.
