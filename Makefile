@@ -107,9 +107,10 @@ bench-serve: build
 	CLIENTS=32 DURATION=30s WARMUP=$(BENCH_WARMUP) bash benchmarks/serve-bench.sh $(BENCH_DB) $(ACMCR)
 
 # Screenshots of the web page (docs/img/serve-*.png), taken by the browser
-# test against BENCH_DB.
+# test against BENCH_DB (E2E_DENSE=1: hybrid search, for a database with a
+# dense index).
 screenshots:
-	CITEFIND_E2E_DB=$(abspath $(BENCH_DB)) $(GO) test -run TestBrowser -count=1 ./server/ -screenshots $(CURDIR)/docs/img
+	CITEFIND_E2E_DB=$(abspath $(BENCH_DB)) CITEFIND_E2E_DENSE=$(E2E_DENSE) $(GO) test -run TestBrowser -count=1 ./server/ -screenshots $(CURDIR)/docs/img
 
 # citefind and Xapian in one run, with ratios (docs/benchmarks.md).
 bench-compare: build
