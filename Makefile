@@ -34,7 +34,8 @@ demo-acm: build
 # Unit tests with the race detector, then the tests over the real ACM-CR data
 # (skipped with a message when ../shared/data is absent) and the kill -9 test
 # without it. test-deps installs what the tests need on a bare machine
-# (pandoc and the CSL styles, for the citation-style conformance test).
+# (pandoc and the CSL styles, for the citation-style conformance test, and
+# chromium, for the browser test of the web page).
 test: test-deps
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 15m ./...
