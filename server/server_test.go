@@ -41,18 +41,28 @@ type response struct {
 
 func do(t *testing.T, ts *httptest.Server, method, path, body string) response {
 	t.Helper()
+	r, err := try(t.Context(), ts, method, path, body)
+	require.NoError(t, err)
+	return r
+}
+
+// try is do for goroutines other than the test's: it returns the error.
+func try(ctx context.Context, ts *httptest.Server, method, path, body string) (response, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, ts.URL+path, rd)
-	require.NoError(t, err)
+	req, err := http.NewRequestWithContext(ctx, method, ts.URL+path, rd)
+	if err != nil {
+		return response{}, err
+	}
 	resp, err := ts.Client().Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return response{}, err
+	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}, err
 }
 
 type apiError struct {
@@ -218,18 +228,22 @@ func TestConcurrentRequests(t *testing.T) {
 			for i := range each {
 				q := queries[(w+i)%len(queries)]
 				var r response
+				var err error
 				switch i % 4 {
 				case 3:
-					r = do(t, ts, "POST", "/v1/cite", `{"draft": "x [[cite:`+rrfID+`]]", "style": "mla"}`)
+					r, err = try(t.Context(), ts, "POST", "/v1/cite", `{"draft": "x [[cite:`+rrfID+`]]", "style": "mla"}`)
 				case 2:
-					r = do(t, ts, "GET", "/v1/papers/"+rrfID, "")
+					r, err = try(t.Context(), ts, "GET", "/v1/papers/"+rrfID, "")
 				default:
-					r = do(t, ts, "POST", "/v1/search", fmt.Sprintf(`{"query": %q, "k": 5}`, q))
-					if r.status == http.StatusOK && string(r.body) != want[q] {
+					r, err = try(t.Context(), ts, "POST", "/v1/search", fmt.Sprintf(`{"query": %q, "k": 5}`, q))
+					if err == nil && r.status == http.StatusOK && string(r.body) != want[q] {
 						errs <- "different answer for " + q
 					}
 				}
-				if r.status != http.StatusOK {
+				switch {
+				case err != nil:
+					errs <- err.Error()
+				case r.status != http.StatusOK:
 					errs <- fmt.Sprintf("status %d: %s", r.status, r.body)
 				}
 			}
