@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval bench-xapian bench-index bench-compare sweep lint fmt clean
+.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval bench-xapian bench-index bench-compare bench-serve screenshots sweep lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
@@ -34,7 +34,8 @@ demo-acm: build
 # Unit tests with the race detector, then the tests over the real ACM-CR data
 # (skipped with a message when ../shared/data is absent) and the kill -9 test
 # without it. test-deps installs what the tests need on a bare machine
-# (pandoc and the CSL styles, for the citation-style conformance test).
+# (pandoc and the CSL styles, for the citation-style conformance test, and
+# chromium, for the browser test of the web page).
 test: test-deps
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 15m ./...
@@ -95,6 +96,22 @@ bench-xapian:
 # Whole-collection ingest + index wall time and peak RSS, and query latency.
 bench-index: build
 	bash benchmarks/index-bench.sh $(ACMCR)
+
+# Load benchmark of `citefind serve` on loopback: 32 clients send /v1/search
+# with ACM-CR topic texts for 30 s, after a warm-up (each query once, then
+# BENCH_WARMUP of load, while the store and index caches fill); requests/s, p50/p99,
+# errors, server RSS at start and end (fails on an error or >10% growth).
+# BENCH_DB is a built ACM-CR database (e.g. `make demo-acm` makes $(EVAL_DB)).
+BENCH_DB ?= $(EVAL_DB)
+BENCH_WARMUP ?= 60s
+bench-serve: build
+	CLIENTS=32 DURATION=30s WARMUP=$(BENCH_WARMUP) bash benchmarks/serve-bench.sh $(BENCH_DB) $(ACMCR)
+
+# Screenshots of the web page (docs/img/serve-*.png), taken by the browser
+# test against BENCH_DB (E2E_DENSE=1: hybrid search, for a database with a
+# dense index).
+screenshots:
+	CITEFIND_E2E_DB=$(abspath $(BENCH_DB)) CITEFIND_E2E_DENSE=$(E2E_DENSE) $(GO) test -run TestBrowser -count=1 ./server/ -screenshots $(CURDIR)/docs/img
 
 # citefind and Xapian in one run, with ratios (docs/benchmarks.md).
 bench-compare: build

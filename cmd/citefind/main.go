@@ -54,6 +54,7 @@ func commands(e env) []command {
 		&removeCmd{env: e}, &statusCmd{env: e},
 		&citeCmd{env: e},
 		&statsCmd{env: e},
+		&serveCmd{env: e}, &mcpCmd{env: e},
 	}
 }
 

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lockedBuffer is a bytes.Buffer for concurrent writers (a logger).
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+func TestServeCommand(t *testing.T) {
+	db := t.TempDir()
+	_, _, err := cli(t, "", "index", "--db", db, "--quiet", samplePath(t))
+	require.NoError(t, err)
+
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var logs lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--db", db, "--addr", addr, "--log-format", "json"},
+			env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &logs})
+	}()
+	base := "http://" + addr
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 10*time.Millisecond, "serve answers /healthz")
+
+	resp, err := http.Post(base+"/v1/search", "application/json",
+		strings.NewReader(`{"query": "reciprocal rank fusion [CITATION]", "k": 2}`))
+	require.NoError(t, err)
+	var res struct {
+		Hits []struct{ ID string } `json:"hits"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&res))
+	resp.Body.Close()
+	require.Len(t, res.Hits, 2)
+	assert.Equal(t, "10.1145/1571941.1572114", res.Hits[0].ID)
+
+	// MCP is at /mcp.
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
+		&sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	tools, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	assert.Len(t, tools.Tools, 4)
+
+	cancel() // SIGINT / SIGTERM in main
+	require.NoError(t, <-done)
+	cs.Close()
+	assert.Contains(t, logs.String(), `"msg":"request"`)
+	assert.Contains(t, logs.String(), `"path":"/v1/search"`)
+	assert.Contains(t, logs.String(), `"msg":"stopped"`)
+}
+
+func TestServeAndMCPFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "extra"}, `unexpected argument "extra"`},
+		{[]string{"serve", "--log-format", "xml"}, "--log-format must be text or json"},
+		{[]string{"serve", "--request-timeout", "0s"}, "--request-timeout must be positive"},
+		{[]string{"serve", "--max-body", "0"}, "--max-body must be positive"},
+		{[]string{"mcp", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, _, err := cli(t, "", append(tc.args, "--db", t.TempDir())...)
+			require.Error(t, err)
+			var xe *exitError
+			require.True(t, errors.As(err, &xe))
+			assert.Equal(t, 2, xe.code)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, _, err := cli(t, "", "serve", "--db", t.TempDir(), "--addr", freeAddr(t))
+	assert.ErrorContains(t, err, "no citefind database")
+}
+
+func TestMCPCommand(t *testing.T) {
+	db := t.TempDir()
+	_, _, err := cli(t, "", "index", "--db", db, "--quiet", samplePath(t))
+	require.NoError(t, err)
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var logs lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(t.Context(), []string{"mcp", "--db", db}, env{stdin: inR, stdout: outW, stderr: &logs})
+		outW.Close()
+	}()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
+		&sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	require.NoError(t, err)
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "search_citations",
+		Arguments: map[string]any{"text": "dense passage retrieval [12]", "k": 1}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	b, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"id":"arxiv:2004.04906"`)
+
+	require.NoError(t, cs.Close())
+	inW.Close() // the client closes standard input
+	require.NoError(t, <-done)
+	assert.Contains(t, logs.String(), "serving MCP on stdio")
+}

@@ -1,0 +1,320 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/cite"
+	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/rerank"
+)
+
+// SearchRequest is the body of POST /v1/search.
+type SearchRequest struct {
+	// Query is the excerpt with a missing citation, or a question
+	// (required). Citation markers are removed unless Raw.
+	Query string `json:"query"`
+	// K is the number of candidates, 1..Options.MaxK; 0 means 10.
+	K int `json:"k,omitempty"`
+	// Retrievers are "bm25" and/or "dense"; empty means the engine's
+	// default (bm25).
+	Retrievers []string `json:"retrievers,omitempty"`
+	// Rerank names the reranker ("none" or "" for none).
+	Rerank string `json:"rerank,omitempty"`
+	// Pick fills "picked" with the paper to cite.
+	Pick bool `json:"pick,omitempty"`
+	// Raw searches the text as given, citation markers included.
+	Raw bool `json:"raw,omitempty"`
+}
+
+// Search validates req and runs it on eng; bad requests are *FieldError.
+// The result is the object `citefind query --json` prints.
+func Search(ctx context.Context, eng *citefind.Engine, req SearchRequest, maxK int) (*citefind.Result, error) {
+	if maxK <= 0 {
+		maxK = DefaultMaxK
+	}
+	q := strings.TrimSpace(req.Query)
+	if q == "" {
+		return nil, badField("query", "query is required: the excerpt or question to find citations for")
+	}
+	if req.K < 0 || req.K > maxK {
+		return nil, badField("k", "k must be between 1 and %d, got %d", maxK, req.K)
+	}
+	for _, r := range req.Retrievers {
+		if r != citefind.RetrieverBM25 && r != citefind.RetrieverDense {
+			return nil, badField("retrievers", "unknown retriever %q (available: %s, %s)", r, citefind.RetrieverBM25, citefind.RetrieverDense)
+		}
+	}
+	if slices.Contains(req.Retrievers, citefind.RetrieverDense) {
+		if err := eng.DenseAvailable(ctx); err != nil {
+			return nil, badField("retrievers", "%v", err)
+		}
+	}
+	res, err := eng.Query(ctx, q, citefind.QueryOptions{
+		K: req.K, Retrievers: req.Retrievers, Raw: req.Raw, Rerank: req.Rerank, Pick: req.Pick,
+	})
+	if err != nil {
+		// The engine names unknown rerankers itself (the list grows as
+		// rerankers land), so its message is passed on.
+		if req.Rerank != "" && req.Rerank != rerank.NameNone && strings.Contains(err.Error(), "reranker") {
+			return nil, badField("rerank", "%v", err)
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	var req SearchRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	release, err := s.admit(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer release()
+	res, err := Search(r.Context(), s.eng, req, s.opts.MaxK)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// fail writes err: a *FieldError as it is, a passed deadline as a 503,
+// anything else as a 500.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var fe *FieldError
+	switch {
+	case errors.As(err, &fe):
+		writeError(w, err)
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(r.Context().Err(), context.DeadlineExceeded):
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: fmt.Sprintf("the request took longer than its deadline of %s", s.opts.RequestTimeout)})
+	case r.Context().Err() != nil:
+		// The client went away; 499 is only for the log.
+		w.WriteHeader(499)
+	default:
+		s.log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()), "err", err)
+		writeError(w, err)
+	}
+}
+
+// CiteRequest is the body of POST /v1/cite.
+type CiteRequest struct {
+	// Draft holds [[cite:ID]] placeholders (required).
+	Draft string `json:"draft"`
+	// Style is apa (default), ieee, mla, chicago, harvard or vancouver.
+	Style string `json:"style,omitempty"`
+	// Format is md (default: Markdown that can be resolved again) or text.
+	Format string `json:"format,omitempty"`
+	// Lenient keeps placeholders naming unknown IDs (marked ⚠) instead of
+	// refusing the draft.
+	Lenient bool `json:"lenient,omitempty"`
+}
+
+// CiteWarning is something the writer should look at.
+type CiteWarning struct {
+	Line    int    `json:"line"`
+	Col     int    `json:"col"`
+	ID      string `json:"id"`
+	Kind    string `json:"kind"` // missing-metadata, quote, not-retrieved, unknown-id
+	Message string `json:"message"`
+}
+
+// UnknownID is a cited ID that is not in the store, where it was cited.
+type UnknownID struct {
+	ID   string `json:"id"`
+	Line int    `json:"line"`
+	Col  int    `json:"col"`
+}
+
+// Bibliography is the formatted reference list.
+type Bibliography struct {
+	Style   string   `json:"style"`
+	Heading string   `json:"heading"` // "References", "Works Cited", …
+	Entries []string `json:"entries"` // formatted, in bibliography order, with their labels
+	IDs     []string `json:"ids"`     // the paper of each entry
+}
+
+// CiteResponse is the answer of POST /v1/cite.
+type CiteResponse struct {
+	Text         string        `json:"text"`         // the draft with citations and the bibliography
+	Bibliography *Bibliography `json:"bibliography"` // null when the draft cites nothing
+	Warnings     []CiteWarning `json:"warnings"`
+	Cited        []string      `json:"cited"`             // paper IDs in order of first citation
+	Unknown      []UnknownID   `json:"unknown,omitempty"` // with lenient: IDs left unresolved
+}
+
+// Cite validates req and resolves its draft against the papers of lk
+// (the engine's store), as `citefind cite` does. candidates, when not
+// nil, are the IDs earlier searches returned: cited papers outside them
+// are warned about. Bad requests, including unknown IDs and malformed
+// placeholders, are *FieldError naming "draft", "style" or "format".
+func Cite(ctx context.Context, lk cite.Lookup, req CiteRequest, candidates map[string]bool) (*CiteResponse, error) {
+	if strings.TrimSpace(req.Draft) == "" {
+		return nil, badField("draft", "draft is required: text with [[cite:ID]] placeholders")
+	}
+	styleName := req.Style
+	if styleName == "" {
+		styleName = string(cite.APA)
+	}
+	st, err := cite.ParseStyle(strings.ToLower(styleName))
+	if err != nil {
+		return nil, badField("style", "%v", err)
+	}
+	formatName := req.Format
+	if formatName == "" {
+		formatName = "md"
+	}
+	format, err := cite.ParseFormat(strings.ToLower(formatName))
+	if err != nil {
+		return nil, badField("format", "%v", err)
+	}
+	res, err := cite.Resolve(ctx, req.Draft, lk, cite.Options{Style: st, Format: format, Lenient: req.Lenient, Candidates: candidates})
+	if err != nil {
+		var ue *cite.UnknownIDError
+		var el cite.ErrorList
+		var se *cite.SyntaxError
+		switch {
+		case errors.As(err, &se), errors.Is(err, cite.ErrSyntax):
+			return nil, badField("draft", "%v", err)
+		case errors.As(err, &ue):
+			fe := badField("draft", "%v", err)
+			fe.Status = http.StatusUnprocessableEntity
+			fe.Details = map[string]any{"unknown": unknownIDs(ue.IDs)}
+			return nil, fe
+		case errors.As(err, &el):
+			return nil, badField("draft", "%v", err)
+		}
+		return nil, fmt.Errorf("resolve citations: %w", err)
+	}
+	out := &CiteResponse{Text: res.Text, Warnings: []CiteWarning{}, Cited: res.Cited, Unknown: unknownIDs(res.Unknown)}
+	if out.Cited == nil {
+		out.Cited = []string{}
+	}
+	for _, w := range res.Warnings {
+		out.Warnings = append(out.Warnings, CiteWarning{Line: w.Line, Col: w.Col, ID: w.ID, Kind: w.Kind, Message: w.Msg})
+	}
+	if b := res.Bibliography; b != nil && len(b.Entries) > 0 {
+		nb := &Bibliography{Style: string(b.Style), Heading: b.Heading(), Entries: b.Entries, IDs: make([]string, len(b.Papers))}
+		for i, p := range b.Papers {
+			nb.IDs[i] = p.ID
+		}
+		out.Bibliography = nb
+	}
+	return out, nil
+}
+
+func unknownIDs(us []cite.UnknownID) []UnknownID {
+	if len(us) == 0 {
+		return nil
+	}
+	out := make([]UnknownID, len(us))
+	for i, u := range us {
+		out[i] = UnknownID{ID: u.ID, Line: u.Line, Col: u.Col}
+	}
+	return out
+}
+
+func (s *Server) handleCite(w http.ResponseWriter, r *http.Request) {
+	var req CiteRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	release, err := s.admit(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer release()
+	res, err := Cite(r.Context(), s.eng.Store(), req, nil)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// Paper is a paper as the API returns it.
+type Paper struct {
+	ID        string   `json:"id"`
+	Type      string   `json:"type,omitempty"`
+	Title     string   `json:"title"`
+	Authors   []string `json:"authors"`
+	Year      int      `json:"year,omitempty"`
+	Venue     string   `json:"venue,omitempty"`
+	DOI       string   `json:"doi,omitempty"`
+	URL       string   `json:"url,omitempty"`
+	ArXiv     string   `json:"arxiv,omitempty"`
+	Abstract  string   `json:"abstract,omitempty"`
+	Keywords  []string `json:"keywords,omitempty"`
+	Publisher string   `json:"publisher,omitempty"`
+	Volume    string   `json:"volume,omitempty"`
+	Issue     string   `json:"issue,omitempty"`
+	Pages     string   `json:"pages,omitempty"`
+}
+
+// NewPaper converts a stored paper to its API form.
+func NewPaper(p corpus.Paper) Paper {
+	out := Paper{ID: p.ID, Type: p.Type, Title: p.Title, Authors: []string{}, Year: p.Year, Venue: p.Venue,
+		DOI: p.DOI, URL: p.URL, ArXiv: p.ArXiv, Abstract: p.Abstract, Keywords: p.Keywords,
+		Publisher: p.Publisher, Volume: p.Volume, Issue: p.Issue, Pages: p.Pages}
+	for _, a := range p.Authors {
+		out.Authors = append(out.Authors, a.Name())
+	}
+	return out
+}
+
+// GetPaper looks a paper up by ID or alias; an unknown one is a 404
+// *FieldError naming "id".
+func GetPaper(ctx context.Context, st *corpus.Store, id string) (Paper, error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return Paper{}, badField("id", "id is required: a paper ID or alias")
+	}
+	p, err := st.Get(ctx, id)
+	switch {
+	case errors.Is(err, corpus.ErrNotFound):
+		return Paper{}, &FieldError{Status: http.StatusNotFound, Field: "id", Msg: fmt.Sprintf("no paper with ID or alias %q", id)}
+	case errors.Is(err, corpus.ErrAmbiguous):
+		return Paper{}, &FieldError{Status: http.StatusConflict, Field: "id", Msg: fmt.Sprintf("%q: %v; use the paper ID", id, err)}
+	case err != nil:
+		return Paper{}, fmt.Errorf("get paper: %w", err)
+	}
+	return NewPaper(p), nil
+}
+
+func (s *Server) handlePaper(w http.ResponseWriter, r *http.Request) {
+	release, err := s.admit(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer release()
+	p, err := GetPaper(r.Context(), s.eng.Store(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+// Health is the answer of GET /healthz.
+type Health struct {
+	Status      string `json:"status"` // "ok"
+	IndexLoaded bool   `json:"index_loaded"`
+	Papers      int    `json:"papers"` // papers in the BM25 index
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, Health{Status: "ok", IndexLoaded: true, Papers: s.eng.Count()})
+}
