@@ -538,6 +538,13 @@ func (e *Engine) search(ctx context.Context, text, cleaned string, k int, names 
 	case timeout < 0:
 		timeout = 0
 	}
+	if slices.Contains(names, RetrieverDense) {
+		// Load the dense index before the retrievers' deadline starts:
+		// the first query of a process would otherwise spend its budget
+		// reading the index. A load failure is reported by the dense
+		// retriever itself.
+		_, _ = e.loadDense(ctx)
+	}
 	res, err := fuse.Search(ctx, cleaned, rs, fuse.Options{
 		Method: method, K: k, Depth: max(k, fuse.DefaultDepth),
 		Timeout: timeout, AllowPartial: !e.opts.Strict,

@@ -11,7 +11,6 @@ import (
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/cite"
 	"github.com/citefind/citefind/corpus"
-	"github.com/citefind/citefind/rerank"
 )
 
 // SearchRequest is the body of POST /v1/search.
@@ -46,9 +45,12 @@ func Search(ctx context.Context, eng *citefind.Engine, req SearchRequest, maxK i
 		return nil, badField("k", "k must be between 1 and %d, got %d", maxK, req.K)
 	}
 	for _, r := range req.Retrievers {
-		if r != citefind.RetrieverBM25 && r != citefind.RetrieverDense {
-			return nil, badField("retrievers", "unknown retriever %q (available: %s, %s)", r, citefind.RetrieverBM25, citefind.RetrieverDense)
+		if !slices.Contains(citefind.RetrieverNames, r) {
+			return nil, badField("retrievers", "unknown retriever %q (available: %s)", r, strings.Join(citefind.RetrieverNames, ", "))
 		}
+	}
+	if req.Rerank != "" && !slices.Contains(citefind.RerankerNames, req.Rerank) {
+		return nil, badField("rerank", "unknown reranker %q (available: %s)", req.Rerank, strings.Join(citefind.RerankerNames, ", "))
 	}
 	if slices.Contains(req.Retrievers, citefind.RetrieverDense) {
 		if err := eng.DenseAvailable(ctx); err != nil {
@@ -59,11 +61,6 @@ func Search(ctx context.Context, eng *citefind.Engine, req SearchRequest, maxK i
 		K: req.K, Retrievers: req.Retrievers, Raw: req.Raw, Rerank: req.Rerank, Pick: req.Pick,
 	})
 	if err != nil {
-		// The engine names unknown rerankers itself (the list grows as
-		// rerankers land), so its message is passed on.
-		if req.Rerank != "" && req.Rerank != rerank.NameNone && strings.Contains(err.Error(), "reranker") {
-			return nil, badField("rerank", "%v", err)
-		}
 		return nil, err
 	}
 	return res, nil

@@ -36,6 +36,8 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "mcp", mcpUsage)
 	db := dbFlag(fs)
 	logFormat := fs.String("log-format", "text", "log format on standard error: text or json")
+	var lf llmFlags
+	lf.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -47,7 +49,9 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	eng, err := citefind.Open(ctx, *db, citefind.EngineOptions{})
+	var eopts citefind.EngineOptions
+	lf.apply(&eopts)
+	eng, err := citefind.Open(ctx, *db, eopts)
 	if err != nil {
 		return err
 	}

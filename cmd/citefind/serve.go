@@ -45,6 +45,8 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	maxBody := fs.Int64("max-body", server.DefaultMaxBodyBytes, "largest request body, in `BYTES`")
 	noMCP := fs.Bool("no-mcp", false, "do not serve the MCP tools at /mcp")
 	logFormat := fs.String("log-format", "text", "log format on standard error: text or json")
+	var lf llmFlags
+	lf.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -62,7 +64,9 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	eng, err := citefind.Open(ctx, *db, citefind.EngineOptions{})
+	var eopts citefind.EngineOptions
+	lf.apply(&eopts)
+	eng, err := citefind.Open(ctx, *db, eopts)
 	if err != nil {
 		return err
 	}
