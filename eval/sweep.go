@@ -139,6 +139,21 @@ const SweepTolerance = 0.005
 // in recall@10 + recall@100 + nDCG@10 over the sets. Ties keep the
 // earlier vector of grid.
 func ChooseWeights(grid []map[string]float64, sweeps map[string][]*Result, baseline map[string]*Result, base string) Choice {
+	return choose(grid, base, setNames(sweeps),
+		func(set string, i int) Metrics { return sweeps[set][i].Metrics },
+		func(set string) Metrics { return baseline[set].Metrics })
+}
+
+func setNames(sweeps map[string][]*Result) []string {
+	sets := make([]string, 0, len(sweeps))
+	for s := range sweeps {
+		sets = append(sets, s)
+	}
+	sort.Strings(sets)
+	return sets
+}
+
+func choose(grid []map[string]float64, base string, sets []string, at func(set string, i int) Metrics, baseline func(set string) Metrics) Choice {
 	best := -1
 	var bestGain float64
 	deltas := make([]map[string]Metrics, len(grid))
@@ -146,12 +161,12 @@ func ChooseWeights(grid []map[string]float64, sweeps map[string][]*Result, basel
 		ok := true
 		var gain float64
 		deltas[i] = map[string]Metrics{}
-		for set, rs := range sweeps {
-			b := baseline[set]
+		for _, set := range sets {
+			m, b := at(set, i), baseline(set)
 			d := Metrics{}
-			for _, m := range []string{Recall10, Recall100, NDCG10} {
-				d[m] = rs[i].Metrics[m] - b.Metrics[m]
-				gain += d[m]
+			for _, k := range []string{Recall10, Recall100, NDCG10} {
+				d[k] = m[k] - b[k]
+				gain += d[k]
 			}
 			deltas[i][set] = d
 			if d[Recall10] < -SweepTolerance || d[NDCG10] < -SweepTolerance || d[Recall100] <= 0 {
@@ -172,4 +187,120 @@ func ChooseWeights(grid []map[string]float64, sweeps map[string][]*Result, basel
 	}
 	return Choice{Weights: grid[best], OK: true, Delta: deltas[best],
 		Reason: fmt.Sprintf("largest mean gain in recall@10 + recall@100 + nDCG@10 over %s alone among the weights within %.3f of it on recall@10 and nDCG@10 that raise recall@100 on every topic set", base, SweepTolerance)}
+}
+
+// CVChoice is the cross-validated outcome of choosing weights.
+type CVChoice struct {
+	Folds int
+	// Chosen holds the weights chosen on each fold's training queries.
+	Chosen []map[string]float64
+	// Metrics are, per topic set, the means over all queries of the
+	// metrics each query got with the weights chosen without its fold;
+	// Baseline the baseline retriever's means over the same queries.
+	Metrics, Baseline map[string]Metrics
+}
+
+// FoldOf assigns groups to folds: the distinct groups, sorted, go round
+// robin to folds 0…folds-1. A query without a group is its own group.
+func FoldOf(sets []TopicSet, folds int) map[string]int {
+	seen := map[string]bool{}
+	var groups []string
+	for _, set := range sets {
+		for _, q := range set.Queries {
+			g := groupOf(q)
+			if !seen[g] {
+				seen[g] = true
+				groups = append(groups, g)
+			}
+		}
+	}
+	sort.Strings(groups)
+	out := make(map[string]int, len(groups))
+	for i, g := range groups {
+		out[g] = i % folds
+	}
+	return out
+}
+
+func groupOf(q Query) string {
+	if q.Group != "" {
+		return q.Group
+	}
+	return "query " + q.ID
+}
+
+// CrossValidateChoice estimates how the weight choice of ChooseWeights
+// generalises: the queries are split into folds by Query.Group (for
+// ACM-CR the citing paper, across all topic sets, so no citing paper is
+// ever on both sides), weights are chosen on all folds but one and scored
+// on the held-out one, and each query's metrics come from the fold where
+// it was held out.
+func CrossValidateChoice(grid []map[string]float64, sweeps map[string][]*Result, baseline map[string]*Result, base string, sets []TopicSet, folds int) (CVChoice, error) {
+	if folds < 2 {
+		return CVChoice{}, fmt.Errorf("cross-validation needs at least 2 folds, got %d", folds)
+	}
+	fold := FoldOf(sets, folds)
+	foldOfQuery := map[string]map[string]int{} // set → query id → fold
+	for _, set := range sets {
+		foldOfQuery[set.Name] = map[string]int{}
+		for _, q := range set.Queries {
+			foldOfQuery[set.Name][q.ID] = fold[groupOf(q)]
+		}
+	}
+	names := setNames(sweeps)
+	mean := func(rs []QueryResult, set string, keep func(f int) bool) Metrics {
+		var per []Metrics
+		for _, q := range rs {
+			if keep(foldOfQuery[set][q.ID]) {
+				per = append(per, q.Metrics)
+			}
+		}
+		return Mean(per)
+	}
+	cv := CVChoice{Folds: folds, Metrics: map[string]Metrics{}, Baseline: map[string]Metrics{}}
+	held := map[string][]Metrics{}
+	for f := range folds {
+		train := func(g int) bool { return g != f }
+		ch := choose(grid, base, names,
+			func(set string, i int) Metrics { return mean(sweeps[set][i].PerQuery, set, train) },
+			func(set string) Metrics { return mean(baseline[set].PerQuery, set, train) })
+		cv.Chosen = append(cv.Chosen, ch.Weights)
+		idx := -1
+		for i, w := range grid {
+			if sameWeights(w, ch.Weights) {
+				idx = i
+				break
+			}
+		}
+		for _, set := range names {
+			rs := baseline[set].PerQuery
+			if idx >= 0 {
+				rs = sweeps[set][idx].PerQuery
+			}
+			for _, q := range rs {
+				if foldOfQuery[set][q.ID] == f {
+					held[set] = append(held[set], q.Metrics)
+				}
+			}
+		}
+	}
+	for _, set := range names {
+		cv.Metrics[set] = Mean(held[set])
+		cv.Baseline[set] = baseline[set].Metrics
+	}
+	return cv, nil
+}
+
+func sameWeights(a, b map[string]float64) bool {
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	for k, v := range b {
+		if a[k] != v {
+			return false
+		}
+	}
+	return true
 }
