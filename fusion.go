@@ -107,3 +107,50 @@ func SaveFusionConfig(ctx context.Context, dir string, st *corpus.Store, cfg Fus
 	}
 	return os.Rename(tmp, path)
 }
+
+// BuiltinFusion returns the fusion defaults citefind ships for a database
+// whose embedder is spec (EmbedderNone, EmbedderBuiltin or
+// "ollama:MODEL"), chosen by eval --sweep-weights on ACM-CR
+// (docs/benchmarks.md):
+//
+//   - no embedder: bm25 + rm3 (0.2) + citing (0.5), min-max fusion;
+//   - builtin (LSA): the same + dense 0.05;
+//   - an Ollama model: the same + dense 0.3, not measured here (no model
+//     weights are available to us); the weight the issue's measurement of
+//     a sentence encoder found best. Run eval --sweep-weights
+//     --save-weights on a benchmark of your field to choose your own.
+func BuiltinFusion(spec string) FusionConfig {
+	c := FusionConfig{
+		Format:     fusionFormat,
+		Embedder:   spec,
+		Retrievers: []string{RetrieverBM25, RetrieverRM3, RetrieverCiting},
+		Method:     fuse.MinMax,
+		Weights:    map[string]float64{RetrieverBM25: 1, RetrieverRM3: 0.2, RetrieverCiting: 0.5},
+		Source:     "built-in default, measured on ACM-CR (eval --sweep-weights)",
+	}
+	switch {
+	case spec == EmbedderBuiltin:
+		c.Retrievers = append(c.Retrievers, RetrieverDense)
+		c.Weights[RetrieverDense] = 0.05
+	case spec != EmbedderNone && spec != "":
+		c.Retrievers = append(c.Retrievers, RetrieverDense)
+		c.Weights[RetrieverDense] = 0.3
+		c.Source = "built-in default for Ollama embedders, not measured with this model (run `citefind eval --sweep-weights --save-weights` to measure)"
+	}
+	return c
+}
+
+// EnsureFusionDefaults writes BuiltinFusion of the database's embedder
+// when the database has no fusion defaults, or has defaults measured with
+// another embedder. It reports whether it wrote them.
+func EnsureFusionDefaults(ctx context.Context, dir string, st *corpus.Store) (bool, error) {
+	spec, err := RecordedEmbedder(ctx, st)
+	if err != nil {
+		return false, err
+	}
+	cur, err := ReadFusionConfig(dir)
+	if err == nil && cur != nil && (cur.Embedder == spec || !slices.Contains(cur.Retrievers, RetrieverDense) && spec == EmbedderNone) {
+		return false, nil
+	}
+	return true, SaveFusionConfig(ctx, dir, st, BuiltinFusion(spec))
+}

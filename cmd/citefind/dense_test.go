@@ -35,7 +35,7 @@ func queryJSON(t *testing.T, args ...string) jsonResult {
 	return res
 }
 
-func TestDenseOptIn(t *testing.T) {
+func TestDenseIndexAndFusionDefaults(t *testing.T) {
 	const q = "Dense passage retrieval [12] for open-domain question answering."
 	plain, withDense := t.TempDir(), t.TempDir()
 	_, _, err := cli(t, "", "index", "--db", plain, "--quiet", samplePath(t))
@@ -51,16 +51,24 @@ func TestDenseOptIn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "dense index:       up to date (builtin)")
 
-	// The default query is BM25 alone, whatever the database holds.
+	// Each database's default pipeline comes from its fusion defaults,
+	// which index wrote for its embedder.
+	for _, h := range queryJSON(t, "--db", plain, q).Hits {
+		for name := range h.Sources {
+			assert.Contains(t, []string{"bm25", "rm3", "citing"}, name)
+		}
+	}
+	sawDense := false
+	for _, h := range queryJSON(t, "--db", withDense, q).Hits {
+		_, ok := h.Sources["dense"]
+		sawDense = sawDense || ok
+	}
+	assert.True(t, sawDense, "the builtin database's default includes the dense retriever")
 	a, _, err := cli(t, "", "query", "--db", plain, "--json", "-k", "5", q)
 	require.NoError(t, err)
-	b, _, err := cli(t, "", "query", "--db", withDense, "--json", "-k", "5", q)
+	b, _, err := cli(t, "", "query", "--db", withDense, "--json", "-k", "5", "--retrievers", "bm25,rm3,citing", q)
 	require.NoError(t, err)
-	assert.Equal(t, a, b)
-	for _, h := range queryJSON(t, "--db", withDense, q).Hits {
-		assert.Len(t, h.Sources, 1)
-		assert.Contains(t, h.Sources, "bm25")
-	}
+	assert.Equal(t, a, b, "same retrievers, same weights: same answer")
 
 	// Hybrid: both sources, the fused score.
 	res := queryJSON(t, "--db", withDense, "-k", "5", "--retrievers", "bm25,dense", q)
@@ -69,7 +77,7 @@ func TestDenseOptIn(t *testing.T) {
 	assert.Equal(t, "arxiv:2004.04906", res.Hits[0].ID)
 	require.Contains(t, res.Hits[0].Sources, "bm25")
 	require.Contains(t, res.Hits[0].Sources, "dense")
-	assert.InDelta(t, 1.1, res.Hits[0].Score, 1e-9, "min-max fusion: top of both lists, weights 1 and 0.1")
+	assert.InDelta(t, 1.05, res.Hits[0].Score, 1e-9, "min-max fusion: top of both lists, weights 1 and the database's 0.05")
 	dres := queryJSON(t, "--db", withDense, "-k", "5", "--retrievers", "dense", q)
 	require.NotEmpty(t, dres.Hits)
 	assert.Contains(t, dres.Hits[0].Sources, "dense")
@@ -93,8 +101,8 @@ func TestDenseOptIn(t *testing.T) {
 	_, _, err = cli(t, "", "query", "--db", withDense, "--json", "--strict", "--retrievers", "bm25,dense", q)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "dense")
-	// The default query does not touch the dense side.
-	out, _, err = cli(t, "", "query", "--db", withDense, "--json", "-k", "5", q)
+	// Without the dense retriever the answer is unchanged.
+	out, _, err = cli(t, "", "query", "--db", withDense, "--json", "-k", "5", "--retrievers", "bm25,rm3,citing", q)
 	require.NoError(t, err)
 	assert.Equal(t, a, out)
 
@@ -103,6 +111,9 @@ func TestDenseOptIn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "dense index:       removed")
 	assert.NoDirExists(t, filepath.Join(withDense, citefind.DenseDir))
+	cfg, err := citefind.ReadFusionConfig(withDense)
+	require.NoError(t, err)
+	assert.Equal(t, citefind.BuiltinFusion(citefind.EmbedderNone), *cfg, "the fusion defaults follow the embedder")
 	_, _, err = cli(t, "", "status", "--db", withDense)
 	require.NoError(t, err)
 }

@@ -93,6 +93,9 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if _, err := citefind.EnsureFusionDefaults(ctx, *db, st); err != nil {
+		return err
+	}
 	total, err := st.Count(ctx)
 	if err != nil {
 		return err
