@@ -135,6 +135,12 @@ func (r *Retriever) scanQuant(ctx context.Context, q []float32, k int) ([]cand, 
 	qq := quantizeQuery(q, qm.stride)
 	slack := float32(4*float64(d)*0x1p-24 + 1e-6)
 
+	// The bound is s_r·boundS + l1_r·boundL1 (see above), computed in
+	// float32 like the approximate score: their rounding (relative 2⁻²⁴
+	// of values below 2) is far inside slack.
+	qscale := float32(qq.scale)
+	boundS := float32(qq.l1/2 + qq.scale*float64(d)/4)
+	boundL1 := float32(qq.scale / 2)
 	upper := make([]float32, n)
 	ints := make([]int32, scanBlock)
 	approx := make([]cand, 0, k)
@@ -145,13 +151,12 @@ func (r *Retriever) scanQuant(ctx context.Context, q []float32, k int) ([]cand, 
 		end := min(start+scanBlock, n)
 		out := ints[:end-start]
 		dotsInt8(qq.codes, qm.codes[start*qm.stride:end*qm.stride], qm.stride, out)
+		scales, l1s, ups := qm.scale[start:end], qm.l1[start:end], upper[start:end]
 		for i, v := range out {
-			row := start + i
-			s := float64(qm.scale[row])
-			a := float64(v) * s * qq.scale
-			bound := s/2*qq.l1 + qq.scale/2*(float64(qm.l1[row])+float64(d)*s/2)
-			upper[row] = float32(a + bound)
-			c := cand{float32(a), int32(row)}
+			s := scales[i]
+			a := float32(v) * s * qscale
+			ups[i] = a + s*boundS + l1s[i]*boundL1
+			c := cand{a, int32(start + i)}
 			if len(approx) < k {
 				approx = append(approx, c)
 				siftUp(approx, len(approx)-1)
