@@ -326,13 +326,13 @@ func keepModel(ctx context.Context, path string, st *corpus.Store, opts BuildOpt
 	}
 	drift := changed + len(removed)
 	if float64(drift) > frac*float64(trainedDocs) {
-		return nil, fmt.Sprintf("%d papers changed since it was trained on %d (over %.0f%%)", drift, trainedDocs, 100*frac)
+		return nil, fmt.Sprintf("%d of %d papers changed since it was trained (over %.0f%%)", drift, trainedDocs, 100*frac)
 	}
 	m, err := loadModel(path)
 	if err != nil {
 		return nil, fmt.Sprintf("model unreadable (%v)", err)
 	}
-	return m, fmt.Sprintf("%d papers changed since it was trained on %d", drift, trainedDocs)
+	return m, fmt.Sprintf("%d of %d papers changed since it was trained", drift, trainedDocs)
 }
 
 // trainLSA trains the builtin embedder on every paper of the store.

@@ -212,7 +212,7 @@ func TestDenseFoldIn(t *testing.T) {
 	require.NoError(t, os.WriteFile(in, changeKeywords(1, "scoring"), 0o644))
 	out = index(in)
 	assert.Contains(t, out, "rebuilt (store changed since generation")
-	assert.Contains(t, out, "(model kept: 1 papers changed since it was trained on 30)")
+	assert.Contains(t, out, "(model kept: 1 of 30 papers changed since it was trained)")
 	assert.Contains(t, out, "1 embedded, 29 cached")
 	kept, err := os.ReadFile(filepath.Join(db, citefind.LSAModelFile))
 	require.NoError(t, err)
@@ -225,7 +225,7 @@ func TestDenseFoldIn(t *testing.T) {
 	// Four records changed since training (over 10% of 30): retrained.
 	require.NoError(t, os.WriteFile(in, changeKeywords(4, "scoring"), 0o644))
 	out = index(in)
-	assert.Contains(t, out, "(model trained: 4 papers changed since it was trained on 30 (over 10%), in ")
+	assert.Contains(t, out, "(model trained: 4 of 30 papers changed since it was trained (over 10%), in ")
 	hybrid()
 
 	// --force retrains (on an unchanged store: the same model, so every
