@@ -93,6 +93,13 @@ func quantizeQuery(q []float32, stride int) quantQuery {
 	return qq
 }
 
+// scanScratch is scanQuant's per-query working memory, pooled in the
+// Retriever: the bound of every row and the kernel's output for a block.
+type scanScratch struct {
+	upper []float32
+	ints  []int32
+}
+
 // dotsInt8Generic is the portable dotsInt8. The sums are exact integers
 // (quantizeQuery's limit rules out overflow), so it agrees with the AVX2
 // kernel bit for bit.
@@ -141,8 +148,13 @@ func (r *Retriever) scanQuant(ctx context.Context, q []float32, k int) ([]cand, 
 	qscale := float32(qq.scale)
 	boundS := float32(qq.l1/2 + qq.scale*float64(d)/4)
 	boundL1 := float32(qq.scale / 2)
-	upper := make([]float32, n)
-	ints := make([]int32, scanBlock)
+	buf := r.scratch.Get()
+	sc, _ := buf.(*scanScratch)
+	if sc == nil {
+		sc = &scanScratch{upper: make([]float32, n), ints: make([]int32, scanBlock)}
+	}
+	defer r.scratch.Put(sc)
+	upper, ints := sc.upper, sc.ints
 	approx := make([]cand, 0, k)
 	for start := 0; start < n; start += scanBlock {
 		if err := ctx.Err(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -134,4 +135,38 @@ func TestScanQuantCanceled(t *testing.T) {
 	cancel()
 	_, _, err := r.scanQuant(ctx, vecs[:16], 10)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestScanQuantConcurrent queries one Retriever from several goroutines
+// (pooled scratch memory) and checks every result against the flat scan.
+func TestScanQuantConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	const n, dim = 4000, 48
+	vecs := clustered(rng, n, dim)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("p%05d", i)
+	}
+	r := &Retriever{dim: dim, ids: ids, vecs: vecs, quant: quantize(vecs, n, dim)}
+	queries := make([][]float32, 16)
+	want := make([][]cand, len(queries))
+	for i := range queries {
+		queries[i] = vecs[(i*211%n)*dim : (i*211%n+1)*dim]
+		var err error
+		want[i], err = r.scan(t.Context(), queries[i], 25)
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range queries {
+				j := (i + g) % len(queries)
+				got, _, err := r.scanQuant(t.Context(), queries[j], 25)
+				if assert.NoError(t, err) {
+					assert.Equal(t, want[j], got, "query %d", j)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

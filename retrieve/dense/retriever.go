@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	chromem "github.com/philippgille/chromem-go"
 
@@ -49,6 +50,8 @@ type Retriever struct {
 	ids    []string
 	vecs   []float32
 	quant  *quantMatrix // nil below quantMinRows papers
+	// scratch pools scanQuant's working memory (*scanScratch).
+	scratch sync.Pool
 }
 
 // Open loads the index in dir for queries embedded by emb. It fails with
