@@ -72,55 +72,94 @@ type DenseReport struct {
 	Removed   bool             // a dense index was removed (embedder none)
 	Reason    string           // why it was rebuilt; "" when up to date or none
 	Stats     dense.BuildStats // when built
-	TrainTime time.Duration    // builtin: LSA training time, part of the build
+	TrainTime time.Duration    // builtin: LSA training time, part of the build (0 when the model was kept)
+	// Trained is true when the builtin model was (re)trained for this
+	// build, false when the saved model was kept and the changed papers
+	// folded into it.
+	Trained bool
+	// Leftovers is the number of files of killed runs removed.
+	Leftovers int
+	// ModelReason says why the builtin model was trained or kept, e.g.
+	// "12 of 108682 papers changed since it was trained".
+	ModelReason string
 }
+
+// Store meta keys of the builtin model: its identity, and the store
+// generation and paper count it was trained at.
+const (
+	metaLSAModel = "lsa_model"
+	metaLSAGen   = "lsa_generation"
+	metaLSADocs  = "lsa_docs"
+)
 
 // openEmbedder returns the embedder of spec for querying an existing
 // dense index of dir: the saved LSA model for builtin.
 func openEmbedder(dir, spec string) (dense.Embedder, error) {
 	switch {
 	case spec == EmbedderBuiltin:
-		f, err := os.Open(filepath.Join(dir, LSAModelFile))
-		if err != nil {
-			return nil, fmt.Errorf("open the builtin embedder's model: %w", err)
-		}
-		defer f.Close()
-		m, err := lsa.Load(f)
-		if err != nil {
-			return nil, fmt.Errorf("load %s: %w", LSAModelFile, err)
-		}
-		return m, nil
+		return loadModel(filepath.Join(dir, LSAModelFile))
 	case strings.HasPrefix(spec, EmbedderOllamaPrefix):
 		return dense.NewOllama(dense.OllamaOptions{Model: strings.TrimPrefix(spec, EmbedderOllamaPrefix)})
 	}
 	return nil, fmt.Errorf("no dense embedder (%q)", spec)
 }
 
+// loadModel reads the builtin embedder's model file.
+func loadModel(path string) (*lsa.Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open the builtin embedder's model: %w", err)
+	}
+	defer f.Close()
+	m, err := lsa.Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", filepath.Base(path), err)
+	}
+	return m, nil
+}
+
 // buildDense brings the dense index of dir up to date for the embedder
-// spec: it is rebuilt from the whole store when missing or unreadable,
-// built from another store generation or another embedder, or with
-// opts.Force. For builtin, the LSA model is retrained on all the papers
-// first (so any store change retrains it; an incremental fold-in of new
-// papers into an old model is left for later) and saved atomically to
-// LSAModelFile before the index is built. Embedder none removes a dense
-// index and model left by an earlier embedder.
+// spec. The index is rebuilt (from the whole store, with the embedding
+// cache) when it is missing or unreadable, built from another store
+// generation, another embedder or (builtin) another model than the saved
+// one, or with opts.Force. Embedder none removes a dense index and model
+// left by an earlier embedder.
+//
+// For builtin, the saved LSA model is kept across store changes: papers
+// added or changed since it was trained are folded into it (embedded with
+// its vocabulary and idf; the cache holds every other paper's vector, so
+// only they are embedded). It is retrained on the whole store, and saved
+// atomically to LSAModelFile before the index is built, with opts.Force,
+// when it is missing or unreadable, when the store does not record it as
+// the model it trained, or when more papers than opts.RetrainFraction of
+// those it was trained on were added, changed or removed since (see
+// DefaultRetrainFraction). The store records the model's identity and the
+// generation and size it was trained at (after the model file is saved;
+// a run killed in between retrains, to the same model when the store is
+// unchanged, since training is deterministic).
 func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, spec string, opts BuildOptions) (DenseReport, error) {
 	rep := DenseReport{Embedder: spec}
 	path := filepath.Join(dir, DenseDir)
+	modelPath := filepath.Join(dir, LSAModelFile)
 	if spec == EmbedderNone {
 		_, errDir := os.Stat(path)
-		_, errModel := os.Stat(filepath.Join(dir, LSAModelFile))
+		_, errModel := os.Stat(modelPath)
 		if errDir == nil || errModel == nil {
 			if err := os.RemoveAll(path); err != nil {
 				return rep, fmt.Errorf("remove the dense index: %w", err)
 			}
-			if err := os.Remove(filepath.Join(dir, LSAModelFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := os.Remove(modelPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return rep, fmt.Errorf("remove the builtin embedder's model: %w", err)
 			}
 			rep.Removed = true
 		}
 		return rep, nil
 	}
+	n, err := removeDenseLeftovers(dir)
+	if err != nil {
+		return rep, err
+	}
+	rep.Leftovers = n
 	h, err := dense.Stat(path)
 	gs := strconv.FormatInt(gen, 10)
 	switch {
@@ -132,27 +171,24 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 		rep.Reason = fmt.Sprintf("index unreadable (%v)", err)
 	case h.Meta[metaEmbedder] != spec:
 		rep.Reason = fmt.Sprintf("embedder changed from %q", h.Meta[metaEmbedder])
+	case spec == EmbedderBuiltin && !modelIs(modelPath, h.Model):
+		rep.Reason = "the builtin model is not the one the index was built with"
 	case h.Meta[metaGeneration] != gs:
 		rep.Reason = fmt.Sprintf("store changed since generation %s", h.Meta[metaGeneration])
 	default:
 		return rep, nil
 	}
-	n, err := st.Count(ctx)
+	n, err = st.Count(ctx)
 	if err != nil {
 		return rep, err
 	}
 	var emb dense.Embedder
 	prepare := func(p corpus.Paper) corpus.Paper { return p }
 	if spec == EmbedderBuiltin {
-		start := time.Now()
-		m, err := trainLSA(ctx, st, n, opts)
+		m, err := builtinModel(ctx, dir, st, gen, n, opts, &rep)
 		if err != nil {
-			return rep, fmt.Errorf("train the builtin embedder: %w", err)
-		}
-		if err := saveModel(filepath.Join(dir, LSAModelFile), m); err != nil {
 			return rep, err
 		}
-		rep.TrainTime = time.Since(start)
 		emb = m
 		// Embed what LSA was trained and measured on (lsa.Text: title,
 		// abstract and keywords) rather than dense.PaperText's title and
@@ -194,6 +230,109 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 	rep.Stats = stats
 	rep.Stats.Duration += rep.TrainTime
 	return rep, nil
+}
+
+// removeDenseLeftovers removes the files killed runs left: unreferenced
+// exports and temporary headers in the dense folder, temporary model
+// files next to LSAModelFile.
+func removeDenseLeftovers(dir string) (int, error) {
+	n, err := dense.RemoveLeftovers(filepath.Join(dir, DenseDir))
+	if err != nil {
+		return n, err
+	}
+	tmp, _ := filepath.Glob(filepath.Join(dir, LSAModelFile+".tmp-*"))
+	for _, p := range tmp {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return n, fmt.Errorf("remove leftover %s: %w", filepath.Base(p), err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// modelIs reports whether the model file at path has identity id.
+func modelIs(path, id string) bool {
+	got, err := lsa.ModelID(path)
+	return err == nil && got == id
+}
+
+// builtinModel returns the LSA model to build the index with: the saved
+// one when it can be kept (see buildDense), else one trained on the whole
+// store, saved and recorded in the store. It fills rep's Trained,
+// ModelReason and TrainTime.
+func builtinModel(ctx context.Context, dir string, st *corpus.Store, gen int64, n int, opts BuildOptions, rep *DenseReport) (*lsa.Model, error) {
+	modelPath := filepath.Join(dir, LSAModelFile)
+	var m *lsa.Model
+	var why string
+	if opts.Force {
+		why = "--force"
+	} else if m, why = keepModel(ctx, modelPath, st, opts); m != nil {
+		rep.ModelReason = why
+		return m, nil
+	}
+	start := time.Now()
+	m, err := trainLSA(ctx, st, n, opts)
+	if err != nil {
+		return nil, fmt.Errorf("train the builtin embedder: %w", err)
+	}
+	if err := saveModel(modelPath, m); err != nil {
+		return nil, err
+	}
+	for _, kv := range [][2]string{
+		{metaLSAModel, m.Model()}, {metaLSAGen, strconv.FormatInt(gen, 10)}, {metaLSADocs, strconv.Itoa(n)},
+	} {
+		if err := st.SetMeta(ctx, kv[0], kv[1]); err != nil {
+			return nil, fmt.Errorf("record the builtin embedder's model: %w", err)
+		}
+	}
+	rep.TrainTime = time.Since(start)
+	rep.Trained = true
+	rep.ModelReason = why
+	return m, nil
+}
+
+// keepModel loads the saved model when it may be kept, and says why it
+// was kept or why not (then the model is nil).
+func keepModel(ctx context.Context, path string, st *corpus.Store, opts BuildOptions) (*lsa.Model, string) {
+	id, err := lsa.ModelID(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, "no model yet"
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("model unreadable (%v)", err)
+	}
+	var meta [3]string
+	for i, k := range []string{metaLSAModel, metaLSAGen, metaLSADocs} {
+		if meta[i], err = st.Meta(ctx, k); err != nil {
+			return nil, fmt.Sprintf("store unreadable (%v)", err)
+		}
+	}
+	trainedGen, errGen := strconv.ParseInt(meta[1], 10, 64)
+	trainedDocs, errDocs := strconv.Atoi(meta[2])
+	if meta[0] != id || errGen != nil || errDocs != nil {
+		return nil, "the store does not record when the model was trained"
+	}
+	changed, err := st.CountChangedSince(ctx, trainedGen)
+	if err != nil {
+		return nil, fmt.Sprintf("store unreadable (%v)", err)
+	}
+	removed, err := st.RemovedSince(ctx, trainedGen)
+	if err != nil {
+		return nil, fmt.Sprintf("store unreadable (%v)", err)
+	}
+	frac := opts.RetrainFraction
+	if frac <= 0 {
+		frac = DefaultRetrainFraction
+	}
+	drift := changed + len(removed)
+	if float64(drift) > frac*float64(trainedDocs) {
+		return nil, fmt.Sprintf("%d of %d papers changed since it was trained (over %.0f%%)", drift, trainedDocs, 100*frac)
+	}
+	m, err := loadModel(path)
+	if err != nil {
+		return nil, fmt.Sprintf("model unreadable (%v)", err)
+	}
+	return m, fmt.Sprintf("%d of %d papers changed since it was trained", drift, trainedDocs)
 }
 
 // trainLSA trains the builtin embedder on every paper of the store.

@@ -24,6 +24,17 @@ const metaGeneration = "store_generation"
 // DefaultRebuildFraction is BuildOptions.RebuildFraction's default.
 const DefaultRebuildFraction = 0.2
 
+// DefaultRetrainFraction is BuildOptions.RetrainFraction's default: the
+// builtin LSA model is retrained once more than 10% of the papers it was
+// trained on were added, changed or removed. Until then new papers are
+// folded into it: embedded with its vocabulary and idf, so words new to
+// the collection are not seen by the dense side (BM25 sees them) and the
+// latent dimensions reflect the collection as it was. 10% bounds that
+// drift while keeping the usual small updates (a few files, hundreds of
+// papers) at one embedding each instead of a 40 s retraining and a full
+// re-embedding.
+const DefaultRetrainFraction = 0.1
+
 // BuildOptions configure BuildIndexes.
 type BuildOptions struct {
 	Progress io.Writer           // progress display; nil means none
@@ -33,6 +44,11 @@ type BuildOptions struct {
 	// index's documents changed or went since the index was built, the
 	// index is rebuilt instead of updated. 0 means DefaultRebuildFraction.
 	RebuildFraction float64
+	// RetrainFraction: when more papers than this fraction of those the
+	// builtin LSA model was trained on were added, changed or removed
+	// since, the model is retrained; below it they are folded into the
+	// saved model. 0 means DefaultRetrainFraction. Force always retrains.
+	RetrainFraction float64
 	// Embedder is the embedder spec of the dense index (ParseEmbedder:
 	// none, builtin, ollama:MODEL). "" means the one the store records
 	// (none when it records none). The spec used is recorded in the

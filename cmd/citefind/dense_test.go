@@ -2,15 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/retrieve/dense"
 )
 
 type jsonResult struct {
@@ -176,4 +180,165 @@ func TestEvalDenseStages(t *testing.T) {
 		require.True(t, ok, "stage %s in %s", name, out)
 		assert.EqualValues(t, 0, st["failed"], name)
 	}
+}
+
+// TestDenseFoldIn checks that the builtin model is kept across small store
+// changes (only the changed papers are embedded), and retrained when more
+// than 10% of its papers changed, with --force, or when the model file is
+// not the one the index was built with.
+func TestDenseFoldIn(t *testing.T) {
+	db, in := t.TempDir(), filepath.Join(t.TempDir(), "papers.bib")
+	orig, err := os.ReadFile(samplePath(t))
+	require.NoError(t, err)
+	// changeKeywords returns the sample with the keywords of its first n
+	// records that have keywords changed (their IDs stay: DOI, or title,
+	// year and first author).
+	changeKeywords := func(n int, word string) []byte {
+		return []byte(strings.Replace(string(orig), "keywords  = {", "keywords  = {"+word+", ", n))
+	}
+	index := func(args ...string) string {
+		t.Helper()
+		out, _, err := cli(t, "", append([]string{"index", "--db", db, "--quiet"}, args...)...)
+		require.NoError(t, err)
+		return out
+	}
+	const q = "Dense passage retrieval [12] for open-domain question answering."
+	hybrid := func() {
+		t.Helper()
+		res := queryJSON(t, "--db", db, "-k", "5", "--retrievers", "bm25,dense", q)
+		assert.Empty(t, res.Warnings)
+		require.NotEmpty(t, res.Hits)
+		assert.Contains(t, res.Hits[0].Sources, "dense")
+	}
+
+	require.NoError(t, os.WriteFile(in, orig, 0o644))
+	out := index("--embedder", "builtin", in)
+	assert.Contains(t, out, "with builtin, 30 papers")
+	assert.Contains(t, out, "(model trained: no model yet, in ")
+	assert.Contains(t, out, "30 embedded, 0 cached")
+	model, err := os.ReadFile(filepath.Join(db, citefind.LSAModelFile))
+	require.NoError(t, err)
+
+	// One changed record: the model is kept, one paper embedded.
+	require.NoError(t, os.WriteFile(in, changeKeywords(1, "scoring"), 0o644))
+	out = index(in)
+	assert.Contains(t, out, "rebuilt (store changed since generation")
+	assert.Contains(t, out, "(model kept: 1 of 30 papers changed since it was trained)")
+	assert.Contains(t, out, "1 embedded, 29 cached")
+	kept, err := os.ReadFile(filepath.Join(db, citefind.LSAModelFile))
+	require.NoError(t, err)
+	assert.Equal(t, model, kept, "model file untouched")
+	hybrid()
+
+	// Nothing changed: up to date.
+	assert.Contains(t, index(in), "dense index:       up to date (builtin)")
+
+	// Four records changed since training (over 10% of 30): retrained.
+	require.NoError(t, os.WriteFile(in, changeKeywords(4, "scoring"), 0o644))
+	out = index(in)
+	assert.Contains(t, out, "(model trained: 4 of 30 papers changed since it was trained (over 10%), in ")
+	hybrid()
+
+	// --force retrains (on an unchanged store: the same model, so every
+	// vector comes from the cache).
+	out = index("--force", in)
+	assert.Contains(t, out, "(model trained: --force, in ")
+	assert.Contains(t, out, "0 embedded, 30 cached")
+
+	// A model file that is not the index's (a run killed between saving a
+	// model and committing its index; here: garbage) is noticed.
+	require.NoError(t, os.WriteFile(filepath.Join(db, citefind.LSAModelFile), []byte("garbage"), 0o644))
+	out = index(in)
+	assert.Contains(t, out, "rebuilt (the builtin model is not the one the index was built with)")
+	assert.Contains(t, out, "model trained: model unreadable")
+	hybrid()
+}
+
+// TestDenseOllamaCLI runs index --embedder ollama:MODEL and hybrid queries
+// against a fake Ollama server (OLLAMA_HOST), which embeds with the
+// HashEmbedder and can be made to fail: then the query answers from BM25
+// with a warning, and --strict makes it an error.
+func TestDenseOllamaCLI(t *testing.T) {
+	var fail atomic.Bool
+	var embedded atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/api/embed" {
+			t.Errorf("request %s %s, want POST /api/embed", r.Method, r.URL.Path)
+			http.NotFound(w, r)
+			return
+		}
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Errorf("decode request: %v", err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if req.Model != "fake-embed" {
+			t.Errorf("model %q, want fake-embed", req.Model)
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if fail.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+			json.NewEncoder(w).Encode(map[string]string{"error": "fake: model runner crashed"})
+			return
+		}
+		vecs, err := dense.HashEmbedder{Dims: 64}.Embed(r.Context(), req.Input)
+		if err != nil {
+			t.Errorf("embed: %v", err)
+		}
+		embedded.Add(int64(len(req.Input)))
+		json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "embeddings": vecs})
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("OLLAMA_HOST", srv.URL)
+
+	db := t.TempDir()
+	out, _, err := cli(t, "", "index", "--db", db, "--quiet", "--embedder", "ollama:fake-embed", samplePath(t))
+	require.NoError(t, err)
+	assert.Contains(t, out, "dense index:       rebuilt (no index yet) with ollama:fake-embed, 30 papers × 64 dims")
+	assert.Contains(t, out, "30 embedded, 0 cached")
+	assert.EqualValues(t, 30, embedded.Load())
+	assert.NoFileExists(t, filepath.Join(db, citefind.LSAModelFile))
+
+	// A forced rebuild takes every vector from the cache.
+	out, _, err = cli(t, "", "index", "--db", db, "--quiet", "--force", samplePath(t))
+	require.NoError(t, err)
+	assert.Contains(t, out, "with ollama:fake-embed, 30 papers × 64 dims")
+	assert.Contains(t, out, "0 embedded, 30 cached")
+	assert.EqualValues(t, 30, embedded.Load())
+
+	const q = "Dense passage retrieval [12] for open-domain question answering."
+	bm25 := queryJSON(t, "--db", db, "-k", "5", q)
+	require.NotEmpty(t, bm25.Hits)
+	res := queryJSON(t, "--db", db, "-k", "5", "--retrievers", "bm25,dense", q)
+	assert.Empty(t, res.Warnings)
+	require.NotEmpty(t, res.Hits)
+	assert.Contains(t, res.Hits[0].Sources, "bm25")
+	assert.Contains(t, res.Hits[0].Sources, "dense")
+	assert.EqualValues(t, 31, embedded.Load(), "the query was embedded by the server")
+	dres := queryJSON(t, "--db", db, "-k", "5", "--retrievers", "dense", q)
+	require.NotEmpty(t, dres.Hits)
+	assert.Contains(t, dres.Hits[0].Sources, "dense")
+
+	// The server fails at query time: BM25's hits and a warning.
+	fail.Store(true)
+	res = queryJSON(t, "--db", db, "-k", "5", "--retrievers", "bm25,dense", q)
+	require.Len(t, res.Warnings, 1)
+	assert.Contains(t, res.Warnings[0], "dense")
+	assert.Contains(t, res.Warnings[0], "500")
+	require.Len(t, res.Hits, len(bm25.Hits))
+	for i, h := range res.Hits {
+		assert.Equal(t, bm25.Hits[i].ID, h.ID)
+		assert.Len(t, h.Sources, 1)
+		assert.Contains(t, h.Sources, "bm25")
+	}
+	_, _, err = cli(t, "", "query", "--db", db, "--json", "--strict", "--retrievers", "bm25,dense", q)
+	require.Error(t, err)
+	require.ErrorIs(t, err, dense.ErrEmbedder)
+	var se *dense.StatusError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, http.StatusInternalServerError, se.Code)
 }

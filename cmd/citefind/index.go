@@ -40,7 +40,9 @@ skipped, unless --keep-going.
 
 --embedder also builds a dense (embedding) index, for query --retrievers
 bm25,dense: builtin is LSA trained on the database's own papers (512
-dimensions, plain fold-in; offline, retrained whenever the store changed);
+dimensions, plain fold-in; offline; new and changed papers are folded into
+the saved model, which is retrained when over 10% of its papers changed, or
+with --force);
 ollama:MODEL embeds with an Ollama server (OLLAMA_HOST), e.g.
 ollama:nomic-embed-text. Embeddings are cached in DIR/embeddings.sqlite. The
 database records the embedder and queries use the same one; a later index
@@ -111,6 +113,9 @@ func printIngestSummary(w io.Writer, db string, sum citefind.IngestSummary, rep 
 	if rep.Leftovers > 0 {
 		fmt.Fprintf(w, "removed %d unfinished index folder(s) left by an interrupted run\n", rep.Leftovers)
 	}
+	if rep.Dense.Leftovers > 0 {
+		fmt.Fprintf(w, "removed %d unfinished dense index or model file(s) left by an interrupted run\n", rep.Dense.Leftovers)
+	}
 	fmt.Fprintf(w, "index summary for %s\n", db)
 	fmt.Fprintf(w, "  files read:        %d (%d unchanged and skipped, %d in folders ignored: not a supported format)\n", sum.Files, sum.FilesUnchanged, sum.FilesIgnored)
 	fmt.Fprintf(w, "  records read:      %d\n", sum.Read)
@@ -146,8 +151,11 @@ func printIngestSummary(w io.Writer, db string, sum citefind.IngestSummary, rep 
 			rate = float64(s.Embedded+s.Cached) / sec
 		}
 		fmt.Fprintf(w, "  dense index:       rebuilt (%s) with %s, %d papers × %d dims in %s", d.Reason, d.Embedder, s.Docs, s.Dim, s.Duration.Round(1e7))
-		if d.TrainTime > 0 {
-			fmt.Fprintf(w, " (training %s)", d.TrainTime.Round(1e7))
+		switch {
+		case d.Trained:
+			fmt.Fprintf(w, " (model trained: %s, in %s)", d.ModelReason, d.TrainTime.Round(1e7))
+		case d.ModelReason != "":
+			fmt.Fprintf(w, " (model kept: %s)", d.ModelReason)
 		}
 		fmt.Fprintf(w, ", %d embedded, %d cached, %.0f papers/s, %.1f MiB\n", s.Embedded, s.Cached, rate, float64(s.Bytes)/(1<<20))
 	case d.Removed:

@@ -21,22 +21,22 @@ import (
 )
 
 // TestKillIndex starts real `citefind index` processes on a generated
-// corpus, SIGKILLs them at seeded random moments (during ingest, the store
-// commits and the BM25 build or update), runs `index` again to completion,
-// and checks the result against clean runs: the same papers (every one,
-// as JSON), the same index size, status in agreement and the same query
-// results. Trials of two kinds: a first index of the corpus, and an
-// incremental one after one file changed (records changed, removed and
-// added). Not run with -short; `make test` runs it in its second pass.
+// corpus, SIGKILLs them at seeded random moments, runs the same `index`
+// again to completion, and checks the result against clean runs: the same
+// papers (every one, as JSON), the same index sizes, status in agreement,
+// no leftover files and the same query results. Trials of two kinds: a
+// first index of the corpus, and an incremental one after one file
+// changed (records changed, removed and added). Two modes: BM25 alone
+// (kills land during ingest, the store commits and the BM25 build or
+// update), and `--embedder builtin` (also during LSA training, embedding
+// and writing the dense index, or the fold-in of the changed papers;
+// queries use bm25,dense). Not run with -short; `make test` runs it in its
+// second pass.
 func TestKillIndex(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real processes; not with -short")
 	}
-	const (
-		seed        = 20261122
-		freshTrials = 14
-		incrTrials  = 10
-	)
+	const seed = 20261122
 	work := t.TempDir()
 	bin := filepath.Join(work, "citefind")
 	build := exec.Command("go", "build", "-o", bin, ".")
@@ -45,26 +45,51 @@ func TestKillIndex(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(seed, 1))
 	v1, v2 := killCorpus(rng)
+	// The dense trials index a.bib and b.bib only (about 5,600 papers):
+	// LSA training dominates their runs. b.bib's changes are about 5% of
+	// the papers, so the incremental runs fold them into the kept model.
+	modes := []killMode{
+		{name: "bm25", fresh: 14, incr: 10, files: 3},
+		{name: "dense", args: []string{"--embedder", "builtin"}, fresh: 4, incr: 6, files: 2},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			killTrials(t, bin, filepath.Join(work, m.name), rng, m, v1[:m.files], v2[:m.files])
+		})
+	}
+}
 
+// killMode is a set of kill trials: index arguments (besides --quiet --db
+// db in), the number of trials of each kind and of corpus files used.
+type killMode struct {
+	name        string
+	args        []string
+	fresh, incr int
+	files       int
+}
+
+func (m killMode) dense() bool { return len(m.args) > 0 }
+
+func killTrials(t *testing.T, bin, work string, rng *rand.Rand, m killMode, v1, v2 []corpusFile) {
 	// Clean runs: index v1; then index v2 (one file changed) on top.
 	clean1 := filepath.Join(work, "clean1")
 	writeInputs(t, clean1, v1)
 	start := time.Now()
-	runIndex(t, bin, clean1)
+	runIndex(t, bin, clean1, m.args...)
 	tFull := time.Since(start)
 	clean2 := filepath.Join(work, "clean2")
 	copyTree(t, filepath.Join(clean1, "db"), filepath.Join(clean2, "db"))
 	writeInputs(t, clean2, v2)
 	start = time.Now()
-	runIndex(t, bin, clean2)
+	runIndex(t, bin, clean2, m.args...)
 	tIncr := time.Since(start)
 	t.Logf("clean runs: full index %v, incremental %v", tFull, tIncr)
-	want1, want2 := snapshot(t, clean1), snapshot(t, clean2)
+	want1, want2 := snapshot(t, clean1, m.dense()), snapshot(t, clean2, m.dense())
 	require.NotEqual(t, want1.papers, want2.papers)
 
 	phases := map[string]int{}
-	for i := range freshTrials + incrTrials {
-		incr := i >= freshTrials
+	for i := range m.fresh + m.incr {
+		incr := i >= m.fresh
 		dir := filepath.Join(work, fmt.Sprintf("trial%02d", i))
 		want, budget := want1, tFull
 		if incr {
@@ -75,7 +100,7 @@ func TestKillIndex(t *testing.T) {
 			writeInputs(t, dir, v1)
 		}
 		delay := time.Duration(rng.Int64N(int64(budget) * 11 / 10))
-		cmd := exec.Command(bin, "index", "--quiet", "--db", "db", "in")
+		cmd := exec.Command(bin, append([]string{"index", "--quiet", "--db", "db", "in"}, m.args...)...)
 		cmd.Dir = dir
 		require.NoError(t, cmd.Start())
 		time.Sleep(delay)
@@ -85,21 +110,28 @@ func TestKillIndex(t *testing.T) {
 		phases[phase]++
 		t.Logf("trial %2d (%s): killed after %v, %s", i, map[bool]string{false: "first index", true: "incremental"}[incr], delay.Round(time.Millisecond), phase)
 
-		runIndex(t, bin, dir)
-		got := snapshot(t, dir)
+		runIndex(t, bin, dir, m.args...)
+		got := snapshot(t, dir, m.dense())
 		assert.Equal(t, want.count, got.count, "trial %d: papers", i)
 		assert.Equal(t, want.docs, got.docs, "trial %d: index documents", i)
 		assert.True(t, got.agree, "trial %d: status disagrees: %v", i, got.problems)
 		assert.Equal(t, want.papers, got.papers, "trial %d: papers differ", i)
 		assert.Equal(t, want.hits, got.hits, "trial %d: query results differ", i)
+		assert.Equal(t, want.dense, got.dense, "trial %d: dense index differs", i)
 		left, _ := filepath.Glob(filepath.Join(dir, "db", citefind.SparseDir+".*"))
+		more, _ := filepath.Glob(filepath.Join(dir, "db", citefind.LSAModelFile+".tmp-*"))
+		left = append(left, more...)
+		if m.dense() {
+			exports, _ := filepath.Glob(filepath.Join(dir, "db", citefind.DenseDir, "*"))
+			assert.Len(t, exports, 2, "trial %d: dense folder holds %v, want the header and one export", i, exports)
+		}
 		assert.Empty(t, left, "trial %d: leftovers", i)
 		if t.Failed() {
 			t.FailNow()
 		}
 		os.RemoveAll(dir)
 	}
-	t.Logf("%d trials, where the kill landed: %v", freshTrials+incrTrials, phases)
+	t.Logf("%d trials, where the kill landed: %v", m.fresh+m.incr, phases)
 }
 
 type corpusFile struct {
@@ -198,9 +230,9 @@ func writeInputs(t *testing.T, dir string, files []corpusFile) {
 	}
 }
 
-func runIndex(t *testing.T, bin, dir string) {
+func runIndex(t *testing.T, bin, dir string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(bin, "index", "--quiet", "--db", "db", "in")
+	cmd := exec.Command(bin, append([]string{"index", "--quiet", "--db", "db", "in"}, args...)...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "index in %s: %s", dir, out)
@@ -222,16 +254,28 @@ type dbSnapshot struct {
 	problems []string
 	papers   map[string]string // ID → JSON
 	hits     []string
+	dense    string // dense index: model, dimension and documents ("" in BM25 mode)
 }
 
-func snapshot(t *testing.T, dir string) dbSnapshot {
+// snapshot describes the database of dir; with dense, queries use
+// bm25,dense (strictly: a dense failure fails the test).
+func snapshot(t *testing.T, dir string, dense bool) dbSnapshot {
 	t.Helper()
 	ctx := context.Background()
 	db := filepath.Join(dir, "db")
 	s, err := citefind.DBStatus(ctx, db)
 	require.NoError(t, err)
 	snap := dbSnapshot{count: s.StorePapers, gen: s.StoreGeneration, docs: s.Indexes[0].Docs, agree: s.Agree, problems: s.Problems, papers: map[string]string{}}
-	e, err := citefind.Open(ctx, db, citefind.EngineOptions{})
+	opts := citefind.EngineOptions{}
+	if dense {
+		opts = citefind.EngineOptions{Retrievers: []string{citefind.RetrieverBM25, citefind.RetrieverDense}, Strict: true}
+		h, err := citefind.DenseInfo(db)
+		require.NoError(t, err)
+		snap.dense = fmt.Sprintf("%s %d×%d", h.Model, h.Docs, h.Dim)
+		require.Len(t, s.Indexes, 2)
+		snap.docs += 1_000_000 * s.Indexes[1].Docs
+	}
+	e, err := citefind.Open(ctx, db, opts)
 	require.NoError(t, err)
 	defer e.Close()
 	require.NoError(t, e.Store().Each(ctx, func(p corpus.Paper) error {
@@ -274,11 +318,24 @@ func killPhase(t *testing.T, dir string, want dbSnapshot) string {
 		return "store unreadable: " + err.Error()
 	}
 	tmp, _ := filepath.Glob(filepath.Join(db, citefind.SparseDir+".tmp-*"))
+	model, _ := filepath.Glob(filepath.Join(db, citefind.LSAModelFile+".tmp-*"))
+	exports, _ := filepath.Glob(filepath.Join(db, citefind.DenseDir, "papers-*"))
+	denseDone := true
+	if want.dense != "" {
+		h, err := citefind.DenseInfo(db)
+		denseDone = err == nil && h.Meta["store_generation"] == fmt.Sprint(s.StoreGeneration)
+	}
 	switch {
-	case s.Agree && s.StoreGeneration >= want.gen:
+	case s.Agree && s.StoreGeneration >= want.gen && denseDone:
 		return "after everything was done"
 	case len(tmp) > 0:
 		return "during the index build/update"
+	case len(model) > 0:
+		return "while saving the LSA model"
+	case len(exports) > 1:
+		return "while writing the dense index"
+	case s.StoreGeneration >= want.gen && s.Indexes[0].UpToDate && !denseDone:
+		return "during LSA training or embedding"
 	case s.StoreGeneration < want.gen:
 		return fmt.Sprintf("during ingest (store at generation %d of %d)", s.StoreGeneration, want.gen)
 	default:

@@ -376,3 +376,34 @@ func syncDir(dir string) {
 		d.Close()
 	}
 }
+
+// RemoveLeftovers removes what killed Builds left in the index folder dir:
+// export files the header does not name and temporary headers. With no
+// readable header every export is a leftover. It returns how many files it
+// removed; a missing folder is no error. Call it holding the database's
+// write lock, as Build is called.
+func RemoveLeftovers(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("dense: remove leftovers: %w", err)
+	}
+	keep := ""
+	if h, err := Stat(dir); err == nil {
+		keep = h.Export
+	}
+	n := 0
+	for _, e := range entries {
+		name := e.Name()
+		if name == keep || !strings.HasPrefix(name, exportBase) && !strings.HasPrefix(name, HeaderFile+".tmp-") {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, fmt.Errorf("dense: remove leftover %s: %w", name, err)
+		}
+		n++
+	}
+	return n, nil
+}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	chromem "github.com/philippgille/chromem-go"
 
@@ -39,14 +40,18 @@ func Stat(dir string) (Header, error) {
 
 // Retriever answers queries from an index loaded in memory: the paper IDs
 // in ascending order and their unit vectors in one contiguous []float32
-// (row i is vecs[i*dim:(i+1)*dim]). It holds no file open and is safe for
-// concurrent use.
+// (row i is vecs[i*dim:(i+1)*dim]), plus, from quantMinRows papers on, an
+// int8 copy of the vectors that queries scan first (a quarter of the
+// bytes). It holds no file open and is safe for concurrent use.
 type Retriever struct {
 	emb    Embedder
 	header Header
 	dim    int
 	ids    []string
 	vecs   []float32
+	quant  *quantMatrix // nil below quantMinRows papers
+	// scratch pools scanQuant's working memory (*scanScratch).
+	scratch sync.Pool
 }
 
 // Open loads the index in dir for queries embedded by emb. It fails with
@@ -55,8 +60,8 @@ type Retriever struct {
 // dimension and it is not the index's.
 //
 // The export is read with chromem-go's importer and copied into the flat
-// matrix; chromem's copy is then dropped, so the Retriever holds one copy
-// of the vectors (4·dim bytes per paper).
+// matrix; chromem's copy is then dropped, so the Retriever holds the
+// vectors once in float32 and once in int8 (about 5·dim bytes per paper).
 func Open(dir string, emb Embedder) (*Retriever, error) {
 	if emb == nil {
 		return nil, errors.New("dense: open: nil Embedder")
@@ -118,6 +123,9 @@ func (r *Retriever) load(col *chromem.Collection) error {
 		r.ids[i] = doc.ID
 		copy(r.vecs[i*r.dim:], doc.Embedding)
 	}
+	if n >= quantMinRows {
+		r.quant = quantize(r.vecs, n, r.dim)
+	}
 	return nil
 }
 
@@ -174,7 +182,13 @@ func (r *Retriever) RetrieveVector(ctx context.Context, vec []float32, k int) ([
 	if !normalize(q) {
 		return []corpus.Hit{}, nil
 	}
-	top, err := r.scan(ctx, q, min(k, len(r.ids)))
+	var top []cand
+	var err error
+	if r.quant != nil {
+		top, _, err = r.scanQuant(ctx, q, min(k, len(r.ids)))
+	} else {
+		top, err = r.scan(ctx, q, min(k, len(r.ids)))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dense: retrieve: %w", err)
 	}

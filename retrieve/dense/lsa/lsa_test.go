@@ -7,6 +7,8 @@ import (
 	"iter"
 	"math"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -232,6 +234,12 @@ func TestSaveLoad(t *testing.T) {
 			var again bytes.Buffer
 			require.NoError(t, got.Save(&again))
 			assert.Equal(t, saved, again.Bytes(), "bit-exact file")
+
+			path := filepath.Join(t.TempDir(), "lsa.model")
+			require.NoError(t, os.WriteFile(path, saved, 0o644))
+			id, err := lsa.ModelID(path)
+			require.NoError(t, err)
+			assert.Equal(t, m.Model(), id, "identity read from the file")
 		})
 	}
 }
@@ -271,6 +279,17 @@ func TestLoadCorrupt(t *testing.T) {
 			require.ErrorIs(t, err, lsa.ErrCorrupt)
 		})
 	}
+	t.Run("ModelID", func(t *testing.T) {
+		dir := t.TempDir()
+		for name, data := range map[string][]byte{"empty": nil, "short": good[:40], "not a model": flip(0)} {
+			path := filepath.Join(dir, name)
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+			_, err := lsa.ModelID(path)
+			require.ErrorIs(t, err, lsa.ErrCorrupt, name)
+		}
+		_, err := lsa.ModelID(filepath.Join(dir, "missing"))
+		require.ErrorIs(t, err, os.ErrNotExist)
+	})
 }
 
 func TestTrainErrors(t *testing.T) {
