@@ -311,7 +311,7 @@ func TestDenseOllamaCLI(t *testing.T) {
 	assert.EqualValues(t, 30, embedded.Load())
 
 	const q = "Dense passage retrieval [12] for open-domain question answering."
-	bm25 := queryJSON(t, "--db", db, "-k", "5", q)
+	bm25 := queryJSON(t, "--db", db, "-k", "5", "--retrievers", "bm25", q)
 	require.NotEmpty(t, bm25.Hits)
 	res := queryJSON(t, "--db", db, "-k", "5", "--retrievers", "bm25,dense", q)
 	assert.Empty(t, res.Warnings)
