@@ -33,7 +33,7 @@ func (c *evalCmd) Synopsis() string {
 
 const evalUsage = `Usage: citefind eval [--db DIR] --bench NAME [--data DIR] [--corpus PATH] [--queries FILE]
                      [--retrievers bm25[,dense]] [--fusion rrf|max|minmax] [--weights bm25=1,dense=0.1]
-                     [--rerank none] [--json] [--run-out FILE]
+                     [--rerank none|learned [--rerank-model FILE | --folds N]] [--json] [--run-out FILE]
                      [--save-run FILE] [--label NAME] [--report FILE.md]
        citefind eval --compare RUN_A RUN_B [--report FILE.md] [--json]
        citefind eval --compare RUN_A.trec RUN_B.trec --bench NAME [--db DIR] [--data DIR]
@@ -68,6 +68,14 @@ query) as the stages bm25, dense and fused, in one run. A query whose dense
 retrieval fails counts as a failed query of the dense stage, and of the fused
 stage only with --strict (otherwise fused falls back to the others).
 
+--rerank learned adds the stage "reranked": the fused candidates (top -k)
+reordered by the learned reranker, the built-in model or --rerank-model FILE
+(see citefind train). With --folds N it is cross-validated instead: the
+queries are split into N folds by citing paper (both topic sets alike), a
+model is trained on the other folds' queries and reranks each fold's queries,
+so no query is reranked by a model that saw its citing paper. The candidates
+are cached in --db (--rerank-cache FILE) so later runs skip that retrieval.
+
 The report gives, per topic set and stage, recall@1/5/10/20/50/100, nDCG@10,
 MRR@10 and accuracy@1 macro-averaged over queries as trec_eval computes
 them, latency p50/p99 and coverage. --run-out writes TREC run files (one per
@@ -92,7 +100,9 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers, each a stage of the report, fused as a further stage when several: bm25, dense")
 	var ff fusionFlags
 	ff.register(fs)
-	rerank := fs.String("rerank", "none", "reranker: none (learned and llm are not available yet)")
+	rerank := fs.String("rerank", "none", "reranker: none or learned (a \"reranked\" stage; see --rerank-model, --folds)")
+	var lf learnedFlags
+	lf.register(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	runOut := fs.String("run-out", "", "write TREC run `FILE`(s)")
 	saveRun := fs.String("save-run", "", "write the run (per-query metrics and rankings, settings) as JSON to `FILE`, for --compare")
@@ -125,8 +135,8 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if *bench == "" {
 		return usageErr("eval: --bench is required (acm-cr, acm-cr:contexts, acm-cr:sentences, jsonl, citeme, litsearch, scholargym)")
 	}
-	if *rerank != "none" {
-		return usageErr("eval: --rerank %q is not available yet (only none)", *rerank)
+	if err := lf.validate(*rerank); err != nil {
+		return err
 	}
 	stageNames := splitList(*retrievers)
 	if len(stageNames) == 0 {
@@ -188,6 +198,13 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	}
 	if len(stageNames) > 1 {
 		stages = append(stages, eval.Stage{Name: "fused", Retriever: eng})
+	}
+	rs, err := c.rerankStage(ctx, *rerank, lf, *db, eng, b, stageNames, *depth, *raw, eopts, prog)
+	if err != nil {
+		return err
+	}
+	if rs != nil {
+		stages = append(stages, *rs)
 	}
 
 	resolve := func(ids []string) (map[string]string, error) { return eng.Store().Resolve(ctx, ids) }
@@ -255,6 +272,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		Settings: runSettings(*bench, b, *depth, *raw, sopts, stageNames, *rerank),
 		Results:  results,
 	}
+	lf.settings(*rerank, rf.Settings)
 	if len(stageNames) > 1 {
 		rf.Settings["fusion"] = string(eopts.Fusion)
 		rf.Settings["fusion_weights"] = formatWeights(eopts.Weights)

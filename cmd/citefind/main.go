@@ -51,6 +51,7 @@ func commands(e env) []command {
 		&indexCmd{env: e},
 		&queryCmd{env: e},
 		&evalCmd{env: e},
+		&trainCmd{env: e},
 		&removeCmd{env: e}, &statusCmd{env: e},
 		&citeCmd{env: e},
 		&statsCmd{env: e},
