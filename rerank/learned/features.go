@@ -63,7 +63,7 @@ type docText struct {
 	absBigrams     map[string]bool
 	rawWords       map[string]bool // title+abstract words as written (case kept)
 	titleRaw       map[string]bool
-	families       []string // author family names, byline order
+	families       []string     // author family names, byline order
 	vec            []termWeight // sorted by term
 	vecNorm        float64
 }
