@@ -2,6 +2,7 @@ package learned
 
 import (
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -34,6 +35,7 @@ var baseFeatures = []string{
 	"year", "year.rel", "year.has",
 	"venue.pool",
 	"prf.sim",
+	"win.idfcov", "win.title", "sent.idfcov", "sent.bm25",
 }
 
 // perRetriever are the feature suffixes computed for each retriever name.
@@ -109,10 +111,61 @@ type queryText struct {
 	bigrams  map[string]bool
 	acronyms []string        // distinctive raw words: acronyms, names with inner capitals or digits
 	words    map[string]bool // raw words, case kept
+	// Local contexts of the citation markers: the analysed terms of each
+	// citing sentence and of the window just before each marker. Without
+	// markers, the whole query is the one sentence and window.
+	sents, wins [][]string
 }
 
-func analyzeQuery(query string) *queryText {
+// markerRE finds citation markers: numeric brackets ("[3]", "[4, 7–9]")
+// and "[CITATION]"-style placeholders.
+var markerRE = regexp.MustCompile(`\[(?:\d+(?:\s*[,;–-]\s*\d+)*|[A-Z][A-Za-z]*)\]`)
+
+// windowTerms is how many analysed terms before a marker make its window.
+const windowTerms = 8
+
+// localContexts returns the citing sentences and pre-marker windows of
+// raw, as analysed terms.
+func localContexts(raw string) (sents, wins [][]string) {
+	locs := markerRE.FindAllStringIndex(raw, -1)
+	for _, loc := range locs {
+		start := 0
+		for i := loc[0] - 1; i > 0; i-- {
+			if (raw[i] == ' ' || raw[i] == '\n') && (raw[i-1] == '.' || raw[i-1] == '!' || raw[i-1] == '?') {
+				start = i
+				break
+			}
+		}
+		end := len(raw)
+		for i := loc[1]; i+1 < len(raw); i++ {
+			if (raw[i] == '.' || raw[i] == '!' || raw[i] == '?') && (raw[i+1] == ' ' || raw[i+1] == '\n') {
+				end = i + 1
+				break
+			}
+		}
+		before := sparse.Analyze(retrieve.Clean(raw[start:loc[0]]))
+		if len(before) > windowTerms {
+			before = before[len(before)-windowTerms:]
+		}
+		wins = append(wins, before)
+		sents = append(sents, sparse.Analyze(retrieve.Clean(raw[start:end])))
+	}
+	if len(locs) == 0 {
+		all := sparse.Analyze(retrieve.Clean(raw))
+		sents = [][]string{all}
+		w := all
+		if len(w) > windowTerms {
+			w = w[len(w)-windowTerms:]
+		}
+		wins = [][]string{w}
+	}
+	return sents, wins
+}
+
+func analyzeQuery(raw string) *queryText {
 	q := &queryText{}
+	q.sents, q.wins = localContexts(raw)
+	query := retrieve.Clean(raw)
 	all := sparse.Analyze(query)
 	q.termSet = set(all)
 	for _, t := range all {
@@ -208,7 +261,7 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	if n == 0 {
 		return out
 	}
-	q := analyzeQuery(retrieve.Clean(query))
+	q := analyzeQuery(query)
 	docs := make([]*docText, n)
 	for i := range cands {
 		docs[i] = x.doc(&cands[i])
@@ -217,11 +270,19 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	// Pool statistics: document frequency of query terms over the
 	// candidates, average field lengths, venue counts, newest year.
 	df := map[string]float64{}
+	dfTerms := slices.Clone(q.terms)
+	for _, ts := range append(slices.Clone(q.sents), q.wins...) {
+		for _, t := range ts {
+			if !q.termSet[t] && !slices.Contains(dfTerms, t) {
+				dfTerms = append(dfTerms, t)
+			}
+		}
+	}
 	var titleLen, absLen float64
 	venues := map[string]int{}
 	maxYear := 0
 	for i, d := range docs {
-		for _, t := range q.terms {
+		for _, t := range dfTerms {
 			if d.titleSet[t] || d.absSet[t] || d.kwSet[t] {
 				df[t]++
 			}
@@ -234,10 +295,12 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 		maxYear = max(maxYear, cands[i].Year)
 	}
 	titleLen, absLen = titleLen/float64(n)+1e-9, absLen/float64(n)+1e-9
-	idf := make(map[string]float64, len(q.terms))
+	idf := make(map[string]float64, len(dfTerms))
+	for _, t := range dfTerms {
+		idf[t] = math.Log(1 + (float64(n)-df[t]+0.5)/(df[t]+0.5))
+	}
 	idfSum := 0.0
 	for _, t := range q.terms {
-		idf[t] = math.Log(1 + (float64(n)-df[t]+0.5)/(df[t]+0.5))
 		idfSum += idf[t]
 	}
 
@@ -416,7 +479,47 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 			sim = dot / (d.vecNorm * cNorm)
 		}
 		f = append(f, sim)
+
+		var winAll, winTitle, sentAll, sentBM25 float64
+		for _, w := range q.wins {
+			a, t := localCoverage(w, idf, d)
+			winAll, winTitle = math.Max(winAll, a), math.Max(winTitle, t)
+		}
+		for _, st := range q.sents {
+			a, _ := localCoverage(st, idf, d)
+			sentAll = math.Max(sentAll, a)
+			sentBM25 = math.Max(sentBM25, bm25(uniq(st), idf, d.abs, absLen)+bm25(uniq(st), idf, d.title, titleLen))
+		}
+		f = append(f, winAll, winTitle, sentAll, sentBM25)
 		out[i] = f
+	}
+	return out
+}
+
+// localCoverage returns the idf-weighted share of the distinct terms ts
+// found in the candidate's title, abstract or keywords, and in its title.
+func localCoverage(ts []string, idf map[string]float64, d *docText) (all, title float64) {
+	var sum, a, t float64
+	for _, term := range uniq(ts) {
+		w := idf[term]
+		sum += w
+		if d.titleSet[term] || d.absSet[term] || d.kwSet[term] {
+			a += w
+		}
+		if d.titleSet[term] {
+			t += w
+		}
+	}
+	return safeDiv(a, sum), safeDiv(t, sum)
+}
+
+// uniq returns the distinct terms of ts in first-occurrence order.
+func uniq(ts []string) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
 	}
 	return out
 }

@@ -258,15 +258,78 @@ func binned(samples []Sample, nf, nbins int) *flat {
 }
 
 type leaf struct {
-	rows             []int
-	node             int
-	gain             float64
-	feat, bin        int
-	gl, hl, g, h     float64
-	splittable, done bool
+	rows       []int
+	node       int
+	hist       *hist
+	gain       float64
+	feat, bin  int
+	splittable bool
+	sumG, sumH float64
+}
+
+// hist is a leaf's histogram: sums of gradients, hessians and counts per
+// feature and bin.
+type hist struct {
+	g, h [][]float64
+	c    [][]int
+}
+
+func newHist(fl *flat) *hist {
+	nf := len(fl.th)
+	hs := &hist{g: make([][]float64, nf), h: make([][]float64, nf), c: make([][]int, nf)}
+	for f := range nf {
+		nb := len(fl.th[f]) + 1
+		hs.g[f], hs.h[f], hs.c[f] = make([]float64, nb), make([]float64, nb), make([]int, nb)
+	}
+	return hs
+}
+
+func buildHist(fl *flat, g, h []float64, feats []int, rows []int) *hist {
+	hs := newHist(fl)
+	for _, f := range feats {
+		col, hg, hh, hc := fl.bins[f], hs.g[f], hs.h[f], hs.c[f]
+		for _, r := range rows {
+			b := col[r]
+			hg[b] += g[r]
+			hh[b] += h[r]
+			hc[b]++
+		}
+	}
+	return hs
+}
+
+// minus returns parent − child over feats (the sibling's histogram).
+func (hs *hist) minus(fl *flat, child *hist, feats []int) *hist {
+	out := newHist(fl)
+	for _, f := range feats {
+		for b := range out.g[f] {
+			out.g[f][b] = hs.g[f][b] - child.g[f][b]
+			out.h[f][b] = hs.h[f][b] - child.h[f][b]
+			out.c[f][b] = hs.c[f][b] - child.c[f][b]
+		}
+	}
+	return out
 }
 
 func fitTrees(ctx context.Context, samples []Sample, nf int, p Params) ([]Tree, error) {
+	// Queries with no relevant candidate (or only relevant ones) have no
+	// gradient: they are left out.
+	var use []Sample
+	for _, s := range samples {
+		rel := 0
+		for _, l := range s.Labels {
+			if l > 0 {
+				rel++
+			}
+		}
+		if rel > 0 && rel < len(s.Labels) {
+			use = append(use, s)
+		}
+	}
+	samples = use
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("no query has both relevant and non-relevant candidates")
+	}
 	fl := binned(samples, nf, p.Bins)
 	scores := make([]float64, fl.rows)
 	g := make([]float64, fl.rows)
@@ -293,20 +356,18 @@ func fitTrees(ctx context.Context, samples []Sample, nf int, p Params) ([]Tree, 
 		slices.Sort(use)
 		t := growTree(fl, g, h, use, p)
 		for r := range fl.rows {
-			scores[r] += t.leafValue(fl, r)
+			scores[r] += t.rowVal[r]
 		}
 		trees = append(trees, t.tree)
 	}
 	return trees, nil
 }
 
-// grown is a tree during training, with the leaf of every row.
+// grown is a tree during training, with the value of every row's leaf.
 type grown struct {
 	tree   Tree
 	rowVal []float64
 }
-
-func (t *grown) leafValue(_ *flat, r int) float64 { return t.rowVal[r] }
 
 func growTree(fl *flat, g, h []float64, feats []int, p Params) *grown {
 	all := make([]int, fl.rows)
@@ -315,8 +376,9 @@ func growTree(fl *flat, g, h []float64, feats []int, p Params) *grown {
 	}
 	t := &grown{rowVal: make([]float64, fl.rows)}
 	t.tree.Nodes = []Node{{Feature: -1}}
-	leaves := []*leaf{{rows: all, node: 0}}
-	findSplit(fl, g, h, feats, p, leaves[0])
+	root := &leaf{rows: all, node: 0, hist: buildHist(fl, g, h, feats, all)}
+	findSplit(fl, g, h, feats, p, root)
+	leaves := []*leaf{root}
 	for len(leaves) < p.Leaves {
 		best := -1
 		for i, l := range leaves {
@@ -342,6 +404,13 @@ func growTree(fl *flat, g, h []float64, feats []int, p Params) *grown {
 		t.tree.Nodes[l.node] = Node{Feature: l.feat, Threshold: fl.th[l.feat][l.bin], Left: li, Right: ri}
 		a := &leaf{rows: lr, node: li}
 		b := &leaf{rows: rr, node: ri}
+		small, large := a, b
+		if len(rr) < len(lr) {
+			small, large = b, a
+		}
+		small.hist = buildHist(fl, g, h, feats, small.rows)
+		large.hist = l.hist.minus(fl, small.hist, feats)
+		l.hist = nil
 		findSplit(fl, g, h, feats, p, a)
 		findSplit(fl, g, h, feats, p, b)
 		leaves[best] = a
@@ -362,7 +431,7 @@ func growTree(fl *flat, g, h []float64, feats []int, p Params) *grown {
 	return t
 }
 
-// findSplit finds the best split of leaf l over feats by histogram.
+// findSplit finds the best split of leaf l over feats from its histogram.
 func findSplit(fl *flat, g, h []float64, feats []int, p Params, l *leaf) {
 	l.splittable = false
 	if len(l.rows) < 2*p.MinLeaf {
@@ -374,23 +443,12 @@ func findSplit(fl *flat, g, h []float64, feats []int, p Params, l *leaf) {
 		H += h[r]
 	}
 	parent := G * G / (H + p.L2)
-	var hg, hh [256]float64
-	var hc [256]int
 	for _, f := range feats {
 		nb := len(fl.th[f]) + 1
 		if nb < 2 {
 			continue
 		}
-		clear(hg[:nb])
-		clear(hh[:nb])
-		clear(hc[:nb])
-		col := fl.bins[f]
-		for _, r := range l.rows {
-			b := col[r]
-			hg[b] += g[r]
-			hh[b] += h[r]
-			hc[b]++
-		}
+		hg, hh, hc := l.hist.g[f], l.hist.h[f], l.hist.c[f]
 		var gl, hl float64
 		cl := 0
 		for b := 0; b < nb-1; b++ {
