@@ -97,16 +97,19 @@ func TestMeasureCV(t *testing.T) {
 	}{
 		{"lambdamart-default", def, nil},
 		{"linear", learned.Params{Kind: learned.KindLinear, NDCGAt: 10, Seed: 1}, nil},
-		{"lambdamart-600trees-lr.025", with(func(p *learned.Params) { p.Trees, p.LearningRate = 600, 0.025 }), nil},
-		{"lambdamart-7leaves", with(func(p *learned.Params) { p.Leaves = 7 }), nil},
-		{"lambdamart-31leaves", with(func(p *learned.Params) { p.Leaves = 31; p.MinLeaf = 100 }), nil},
-		{"lambdamart-ndcg20", with(func(p *learned.Params) { p.NDCGAt = 20 }), nil},
-		{"lambdamart-150trees", with(func(p *learned.Params) { p.Trees = 150 }), nil},
+		{"l15-300trees", with(func(p *learned.Params) { p.Leaves, p.Trees = 15, 300 }), nil},
+		{"l7-300trees", with(func(p *learned.Params) { p.Leaves, p.Trees = 7, 300 }), nil},
 		{"no-text", def, []string{"title.", "abs.", "kw.", "all.", "acro.", "q.len"}},
 		{"no-provenance", def, append(retrieverPrefixes(d.Retrievers), "fused.")},
 		{"no-author-acronym", def, []string{"author.", "acro."}},
 		{"no-prior", def, []string{"year", "venue."}},
 		{"no-prf", def, []string{"prf."}},
+		{"no-local", def, []string{"win.", "sent."}},
+		{"l7-500trees", with(func(p *learned.Params) { p.Leaves, p.Trees = 7, 500 }), nil},
+		{"l3-600trees", with(func(p *learned.Params) { p.Leaves, p.Trees = 3, 600 }), nil},
+		{"l7-ndcg20", with(func(p *learned.Params) { p.Leaves, p.NDCGAt = 7, 20 }), nil},
+		{"l7-minleaf100", with(func(p *learned.Params) { p.Leaves, p.MinLeaf = 7, 100 }), nil},
+		{"l7-150trees", with(func(p *learned.Params) { p.Leaves, p.Trees = 7, 150 }), nil},
 	}
 	want := map[string]bool{}
 	for _, v := range strings.Split(os.Getenv("CITEFIND_VARIANTS"), ",") {
