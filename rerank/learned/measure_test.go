@@ -145,3 +145,26 @@ func retrieverPrefixes(rs []string) []string {
 	}
 	return out
 }
+
+// BenchmarkRerank100ACMCR measures the reranker on real ACM-CR candidate
+// lists (100 fused candidates each, cycling over the dataset's queries):
+// CITEFIND_LEARNED_DATASET=FILE go test -run '^$' -bench Rerank100ACMCR ./rerank/learned
+func BenchmarkRerank100ACMCR(b *testing.B) {
+	path := os.Getenv("CITEFIND_LEARNED_DATASET")
+	if path == "" {
+		b.Skip("CITEFIND_LEARNED_DATASET is not set (a dataset file written by citefind train)")
+	}
+	d, err := learned.LoadDataset(path)
+	require.NoError(b, err)
+	r, err := learned.Default()
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		q := i % len(d.Queries)
+		i++
+		sink, err = r.Rerank(b.Context(), d.Queries[q].Text, d.Candidates(q))
+		require.NoError(b, err)
+	}
+}
