@@ -110,7 +110,7 @@ func (c *evalCmd) rerankStage(ctx context.Context, name string, f learnedFlags, 
 		var m *learned.Model
 		var err error
 		if f.model != "" {
-			m, err = learned.Load(f.model)
+			m, err = learned.LoadModel(f.model)
 		} else {
 			m, err = learned.DefaultModel()
 		}

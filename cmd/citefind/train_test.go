@@ -31,7 +31,7 @@ func TestTrainAndEvalLearned(t *testing.T) {
 		"--trees", "5", "--min-leaf", "1"}, bench...)...)
 	require.NoError(t, err, stderr)
 	assert.Contains(t, stderr, "wrote "+model)
-	m, err := learned.Load(model)
+	m, err := learned.LoadModel(model)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"bm25"}, m.Retrievers)
 	assert.Equal(t, 3, m.Training.Queries)

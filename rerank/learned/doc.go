@@ -25,7 +25,7 @@
 //
 // Usage:
 //
-//	r, err := learned.Default() // or learned.Load(path) then learned.New(m)
+//	r, err := learned.Default() // or learned.Load(path)
 //	if err != nil { … }
 //	out, err := r.Rerank(ctx, query, cands) // cands from Engine.Candidates
 //	for i, c := range out.Candidates { fmt.Println(i+1, c.ID, out.Scores[i]) }

@@ -199,10 +199,13 @@ func TestSaveLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.json")
 	require.NoError(t, m.Save(path))
-	got, err := learned.Load(path)
+	got, err := learned.LoadModel(path)
 	require.NoError(t, err)
 	assert.Equal(t, m.Trees, got.Trees)
 	assert.Equal(t, m.Features, got.Features)
+	r, err := learned.Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, m.Trees, r.Model().Trees)
 
 	write := func(name, s string) string {
 		p := filepath.Join(dir, name)
@@ -225,13 +228,13 @@ func TestSaveLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := learned.Load(tc.path)
+			_, err := learned.LoadModel(tc.path)
 			require.ErrorIs(t, err, learned.ErrInvalidModel)
 			assert.Contains(t, err.Error(), tc.path)
 		})
 	}
 	t.Run("missing file", func(t *testing.T) {
-		_, err := learned.Load(filepath.Join(dir, "none.json"))
+		_, err := learned.LoadModel(filepath.Join(dir, "none.json"))
 		require.ErrorIs(t, err, os.ErrNotExist)
 	})
 }

@@ -97,6 +97,7 @@ func TestMeasureCV(t *testing.T) {
 	}{
 		{"lambdamart-default", def, nil},
 		{"linear", learned.Params{Kind: learned.KindLinear, NDCGAt: 10, Seed: 1}, nil},
+		{"linear-lr.05-1000", learned.Params{Kind: learned.KindLinear, NDCGAt: 10, Seed: 1, LearningRate: 0.05, Epochs: 1000}, nil},
 		{"l15-300trees", with(func(p *learned.Params) { p.Leaves, p.Trees = 15, 300 }), nil},
 		{"l7-300trees", with(func(p *learned.Params) { p.Leaves, p.Trees = 7, 300 }), nil},
 		{"no-text", def, []string{"title.", "abs.", "kw.", "all.", "acro.", "q.len"}},

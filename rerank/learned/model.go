@@ -136,10 +136,19 @@ func (m *Model) Save(path string) error {
 	return nil
 }
 
-// Load reads and validates the model file at path. Errors name the file
-// and the cause, and wrap ErrInvalidModel when the file is not a usable
-// model (or the os error when it cannot be read).
-func Load(path string) (*Model, error) {
+// Load returns a reranker with the model file at path (see LoadModel).
+func Load(path string) (*Reranker, error) {
+	m, err := LoadModel(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(m), nil
+}
+
+// LoadModel reads and validates the model file at path. Errors name the
+// file and the cause, and wrap ErrInvalidModel when the file is not a
+// usable model (or the os error when it cannot be read).
+func LoadModel(path string) (*Model, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("learned reranker model: %w", err)
