@@ -23,7 +23,7 @@ func (c *trainCmd) Synopsis() string {
 const trainUsage = `Usage: citefind train [--db DIR] --bench NAME [--data DIR] [--out FILE]
                       [--retrievers bm25[,dense]] [--fusion …] [--weights …] [-k N]
                       [--kind lambdamart|linear] [--trees N] [--leaves N] [--learning-rate F]
-                      [--min-leaf N] [--ndcg-at N] [--seed N] [--cache FILE]
+                      [--min-leaf N] [--epochs N] [--ndcg-at N] [--seed N] [--cache FILE]
 
 Fits the learned reranker (rerank/learned) on the judgements of a benchmark
 and writes the model as JSON to --out (default learned-model.json).
@@ -69,8 +69,9 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 	d := learned.DefaultParams()
 	kind := fs.String("kind", d.Kind, "model: lambdamart or linear")
 	trees := fs.Int("trees", d.Trees, "LambdaMART: number of trees")
+	epochs := fs.Int("epochs", 0, "linear: gradient steps (default 1000)")
 	leaves := fs.Int("leaves", d.Leaves, "LambdaMART: leaves per tree")
-	lr := fs.Float64("learning-rate", d.LearningRate, "shrinkage (LambdaMART) or step size (linear)")
+	lr := fs.Float64("learning-rate", 0, "shrinkage (LambdaMART, default 0.05) or step size (linear, default 0.05)")
 	minLeaf := fs.Int("min-leaf", d.MinLeaf, "LambdaMART: least candidates in a leaf")
 	ndcgAt := fs.Int("ndcg-at", d.NDCGAt, "the nDCG cutoff the pairs are weighted by")
 	seed := fs.Uint64("seed", d.Seed, "seed of every random choice")
@@ -148,7 +149,7 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	p := learned.Params{Kind: *kind, Trees: *trees, Leaves: *leaves, LearningRate: *lr, MinLeaf: *minLeaf,
-		NDCGAt: *ndcgAt, Seed: *seed}
+		NDCGAt: *ndcgAt, Seed: *seed, Epochs: *epochs}
 	if *kind == learned.KindLambdaMART {
 		p.L2, p.Bins, p.FeatureFraction, p.Sigma = d.L2, d.Bins, d.FeatureFraction, d.Sigma
 	}

@@ -96,8 +96,8 @@ func TestMeasureCV(t *testing.T) {
 		mask []string
 	}{
 		{"lambdamart-default", def, nil},
-		{"linear", learned.Params{Kind: learned.KindLinear, NDCGAt: 10, Seed: 1}, nil},
-		{"linear-lr.05-1000", learned.Params{Kind: learned.KindLinear, NDCGAt: 10, Seed: 1, LearningRate: 0.05, Epochs: 1000}, nil},
+		{"linear-lr.5-300", learned.Params{Kind: learned.KindLinear, NDCGAt: 10, Seed: 1, LearningRate: 0.5, Epochs: 300}, nil},
+		{"linear", learned.Params{Kind: learned.KindLinear, NDCGAt: 10, Seed: 1}, nil}, // lr .05, 1000 steps
 		{"l15-300trees", with(func(p *learned.Params) { p.Leaves, p.Trees = 15, 300 }), nil},
 		{"l7-300trees", with(func(p *learned.Params) { p.Leaves, p.Trees = 7, 300 }), nil},
 		{"no-text", def, []string{"title.", "abs.", "kw.", "all.", "acro.", "q.len"}},

@@ -69,10 +69,10 @@ func (p Params) withDefaults() Params {
 	switch p.Kind {
 	case KindLinear:
 		if p.Epochs <= 0 {
-			p.Epochs = 300
+			p.Epochs = 1000
 		}
 		if p.LearningRate <= 0 {
-			p.LearningRate = 0.5
+			p.LearningRate = 0.05 // 0.5 diverged on ACM-CR (docs/rerank.md)
 		}
 		if p.L2 < 0 {
 			p.L2 = 0
