@@ -47,7 +47,7 @@ NAME: acm-cr (both topic sets) | acm-cr:contexts | acm-cr:sentences | jsonl
 
 Example:
   citefind train --bench acm-cr --db ~/.local/share/citefind/bench/acm-cr \
-      --retrievers bm25,dense --out rerank/learned/default_model.json`
+      --out rerank/learned/default_model.json`
 
 func (c *trainCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "train", trainUsage)
@@ -57,7 +57,7 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 	corpusPath := fs.String("corpus", "", "corpus `PATH` for --bench jsonl")
 	queries := fs.String("queries", "", "queries `FILE` for --bench jsonl")
 	out := fs.String("out", "learned-model.json", "model `FILE` to write")
-	retrievers := fs.String("retrievers", "bm25,dense", "comma-separated retrievers whose fused candidates are reranked: bm25, dense")
+	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers whose fused candidates are reranked: bm25, dense (as eval and query take them)")
 	var ff fusionFlags
 	ff.register(fs)
 	var bf bm25Flags
