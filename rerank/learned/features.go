@@ -491,6 +491,13 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 			sentBM25 = math.Max(sentBM25, bm25(uniq(st), idf, d.abs, absLen)+bm25(uniq(st), idf, d.title, titleLen))
 		}
 		f = append(f, winAll, winTitle, sentAll, sentBM25)
+		// A retriever may report a non-finite score; no feature is left
+		// NaN or infinite.
+		for k, v := range f {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				f[k] = 0
+			}
+		}
 		out[i] = f
 	}
 	return out

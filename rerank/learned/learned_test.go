@@ -3,6 +3,7 @@ package learned_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -185,6 +186,20 @@ func TestRerankKeepsEveryCandidate(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, out.Candidates, 1)
 		assert.NotEmpty(t, out.Warnings)
+	})
+	t.Run("NonFiniteScores", func(t *testing.T) {
+		c := []rerank.Candidate{
+			{ID: "x", Title: "a", Score: math.NaN(), Sources: map[string]fuse.Source{"bm25": {Rank: 1, Score: math.Inf(1)}}},
+			{ID: "y", Title: "b", Score: 1, Sources: map[string]fuse.Source{"bm25": {Rank: 2, Score: 1}}},
+		}
+		for _, x := range learned.Features("a b", c, m.Retrievers) {
+			for _, v := range x {
+				assert.False(t, math.IsNaN(v) || math.IsInf(v, 0))
+			}
+		}
+		out, err := learned.New(m).Rerank(t.Context(), "a b", c)
+		require.NoError(t, err)
+		assert.Len(t, out.Candidates, 2)
 	})
 	t.Run("ContextCanceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
