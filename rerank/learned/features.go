@@ -167,14 +167,7 @@ func analyzeQuery(raw string) *queryText {
 	q.sents, q.wins = localContexts(raw)
 	query := retrieve.Clean(raw)
 	all := sparse.Analyze(query)
-	q.termSet = set(all)
-	for _, t := range all {
-		if q.termSet[t] {
-			q.terms = append(q.terms, t)
-			q.termSet[t] = false
-		}
-	}
-	q.termSet = set(all)
+	q.terms, q.termSet = uniq(all), set(all)
 	q.bigrams = set(bigrams(all))
 	ws := words(query)
 	q.words = set(ws)
