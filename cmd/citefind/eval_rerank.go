@@ -193,6 +193,9 @@ func candidateDataset(ctx context.Context, stderr io.Writer, db string, eng *cit
 	ds := &learned.Dataset{Version: learned.DatasetVersion, Bench: b.name, Depth: depth,
 		Retrievers: slices.Clone(retrievers), Settings: settings, Created: time.Now().UTC()}
 	for _, set := range b.sets {
+		if set.Gold != nil {
+			return nil, usageErr("the learned reranker trains on benchmarks judged by paper IDs (acm-cr, jsonl), not on %s's gold papers", b.name)
+		}
 		var ids []string
 		for _, q := range set.Queries {
 			ids = append(ids, q.Relevant...)

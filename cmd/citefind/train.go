@@ -35,8 +35,8 @@ For every query of the benchmark the fused top -k candidates of --retrievers
 the fused rank and score, the number of retrievers, query overlap with the
 title, abstract and keywords (coverage, idf-weighted coverage, bigrams,
 BM25 of the title and abstract alone), acronyms and author names shared with
-the query, year and venue priors, and similarity to the top fused
-candidates. The model (LambdaMART by default) is fitted to put the judged
+the query, year and venue priors, similarity to the top fused candidates,
+and the overlap with the sentence and the words around each citation marker. The model (LambdaMART by default) is fitted to put the judged
 papers in the top 10 (nDCG@10). The candidates are cached in --db
 (--cache FILE), so a second run skips retrieval.
 
