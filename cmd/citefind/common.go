@@ -134,8 +134,13 @@ type llmFlags struct {
 }
 
 func (f *llmFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.llm, "llm", "", "Ollama chat `MODEL` of --rerank llm and the picker (env CITEFIND_LLM; default "+rerank.DefaultLLMModel+" for --rerank llm; without it --pick takes the top rank)")
+	f.registerLLM(fs)
 	fs.StringVar(&f.rerankModel, "rerank-model", "", "learned reranker model `FILE` (default: the model that ships with citefind)")
+}
+
+// registerLLM registers --llm alone (eval has its own --rerank-model).
+func (f *llmFlags) registerLLM(fs *flag.FlagSet) {
+	fs.StringVar(&f.llm, "llm", "", "Ollama chat `MODEL` of --rerank llm and the picker (env CITEFIND_LLM; default "+rerank.DefaultLLMModel+" for --rerank llm; without it --pick takes the top rank)")
 }
 
 func (f *llmFlags) apply(o *citefind.EngineOptions) {

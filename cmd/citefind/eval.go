@@ -33,7 +33,7 @@ func (c *evalCmd) Synopsis() string {
 
 const evalUsage = `Usage: citefind eval [--db DIR] --bench NAME [--data DIR] [--corpus PATH] [--queries FILE]
                      [--retrievers bm25[,dense]] [--fusion rrf|max|minmax] [--weights bm25=1,dense=0.1]
-                     [--rerank none|learned|llm] [--pick] [--llm MODEL] [--rerank-model FILE]
+                     [--rerank none|learned|llm [--rerank-model FILE | --folds N]] [--pick] [--llm MODEL]
                      [--sweep-weights [--sweep-values LIST] [--save-weights]] [--json] [--run-out FILE]
                      [--save-run FILE] [--label NAME] [--report FILE.md]
        citefind eval --compare RUN_A RUN_B [--report FILE.md] [--json]
@@ -79,11 +79,19 @@ and nDCG@10 that raise recall@100 on every topic set, with the largest mean
 gain. --save-weights stores the choice in the database as its default
 (fusion.json, tied to its embedder).
 
---rerank learned|llm adds the stage reranked (the top 100 fused candidates
-reordered). --pick adds the stage picked (the picker's choice first, then
+--rerank llm adds the stage reranked: the top 100 fused candidates reordered
+by the Ollama chat model (--llm MODEL or CITEFIND_LLM). --pick adds the stage picked (the picker's choice first, then
 the rest) and prints the picker's figures: accuracy@1, picks outside the
 candidates (always 0: the guard maps every answer to a candidate) and the
 share of model answers that named a non-candidate.
+
+--rerank learned adds the stage "reranked": the fused candidates (top -k)
+reordered by the learned reranker, the built-in model or --rerank-model FILE
+(see citefind train). With --folds N it is cross-validated instead: the
+queries are split into N folds by citing paper (both topic sets alike), a
+model is trained on the other folds' queries and reranks each fold's queries,
+so no query is reranked by a model that saw its citing paper. The candidates
+are cached in --db (--rerank-cache FILE) so later runs skip that retrieval.
 
 The report gives, per topic set and stage, recall@1/5/10/20/50/100, nDCG@10,
 MRR@10 and accuracy@1 macro-averaged over queries as trec_eval computes
@@ -109,9 +117,11 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	retrievers := fs.String("retrievers", "", "comma-separated retrievers, each a stage of the report, fused as a further stage when several: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's)")
 	var ff fusionFlags
 	ff.register(fs)
-	rerank := fs.String("rerank", "none", "reranker of the fused candidates, reported as the stage reranked: none, learned, llm")
+	rerank := fs.String("rerank", "none", "reranker of the fused candidates, reported as the stage reranked: none, learned (see --rerank-model, --folds), llm")
 	pick := fs.Bool("pick", false, "add the stage picked (the picker's choice first) and the picker's figures: accuracy@1, picks outside the candidates, model answers naming a non-candidate")
-	var lf llmFlags
+	var mf llmFlags
+	mf.registerLLM(fs)
+	var lf learnedFlags
 	lf.register(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	runOut := fs.String("run-out", "", "write TREC run `FILE`(s)")
@@ -147,8 +157,8 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if *bench == "" {
 		return usageErr("eval: --bench is required (acm-cr, acm-cr:contexts, acm-cr:sentences, jsonl, citeme, litsearch, scholargym)")
 	}
-	if !slices.Contains(citefind.RerankerNames, *rerank) {
-		return usageErr("eval: unknown reranker %q (available: %s)", *rerank, strings.Join(citefind.RerankerNames, ", "))
+	if err := lf.validate(*rerank); err != nil {
+		return err
 	}
 	stageNames := slices.Compact(splitList(*retrievers))
 	for _, r := range stageNames {
@@ -194,7 +204,8 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	eopts.Sparse, eopts.Raw, eopts.Retrievers = sopts, *raw, stageNames
-	lf.apply(&eopts)
+	mf.apply(&eopts)
+	eopts.RerankModel = lf.model
 	eng, err := citefind.Open(ctx, *db, eopts)
 	if err != nil {
 		return err
@@ -224,8 +235,15 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if len(stageNames) > 1 {
 		stages = append(stages, eval.Stage{Name: "fused", Retriever: eng})
 	}
-	if *rerank != "none" {
-		stages = append(stages, rerankStage(eng, *rerank))
+	rs, err := c.rerankStage(ctx, *rerank, lf, *db, eng, b, stageNames, *depth, *raw, eopts, prog)
+	if err != nil {
+		return err
+	}
+	if rs != nil {
+		stages = append(stages, *rs)
+	}
+	if *rerank == "llm" {
+		stages = append(stages, engineRerankStage(eng, *rerank))
 	}
 	var picks pickTally
 
@@ -304,6 +322,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		Settings: runSettings(*bench, b, *depth, *raw, sopts, stageNames, *rerank),
 		Results:  results,
 	}
+	lf.settings(*rerank, rf.Settings)
 	if len(stageNames) > 1 {
 		m, w := eng.Fusion()
 		rf.Settings["fusion"] = string(m)

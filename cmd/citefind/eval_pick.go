@@ -12,9 +12,9 @@ import (
 	"github.com/citefind/citefind/selector"
 )
 
-// rerankStage is the "reranked" stage: the fused candidates reordered by
-// the named reranker.
-func rerankStage(eng *citefind.Engine, name string) eval.Stage {
+// engineRerankStage is the "reranked" stage: the fused candidates
+// reordered by the engine's reranker of that name.
+func engineRerankStage(eng *citefind.Engine, name string) eval.Stage {
 	return eval.Stage{Name: "reranked", Retriever: eval.RetrieverFunc(func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
 		cands, _, _, err := eng.Ranked(ctx, text, citefind.QueryOptions{K: k, Rerank: name})
 		if err != nil {

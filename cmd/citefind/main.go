@@ -14,6 +14,10 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/rerank"
+	"github.com/citefind/citefind/rerank/learned"
 )
 
 // Version is stamped at build time with -ldflags "-X main.Version=…".
@@ -51,6 +55,7 @@ func commands(e env) []command {
 		&indexCmd{env: e},
 		&queryCmd{env: e},
 		&evalCmd{env: e},
+		&trainCmd{env: e},
 		&removeCmd{env: e}, &statusCmd{env: e},
 		&citeCmd{env: e},
 		&statsCmd{env: e},
@@ -150,4 +155,15 @@ func newFlagSet(e env, name, usage string) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+func init() {
+	// The engine's learned reranker: the model that ships with citefind,
+	// or a model file (--rerank-model).
+	citefind.LearnedLoader = func(path string) (rerank.Reranker, error) {
+		if path == "" {
+			return learned.Default()
+		}
+		return learned.Load(path)
+	}
 }

@@ -1,0 +1,568 @@
+package learned
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/citefind/citefind/rerank"
+	"github.com/citefind/citefind/retrieve"
+	"github.com/citefind/citefind/retrieve/sparse"
+)
+
+// missingLogRank is the log2 rank given to a candidate that a retriever
+// did not return (as if it were at rank 1024, beyond any list depth used).
+const missingLogRank = 10
+
+// prfDepth is how many top fused candidates make the pseudo-relevance
+// centroid of the "prf.sim" feature.
+const prfDepth = 10
+
+// Names of the features that do not depend on the retrievers, in vector
+// order. Per-retriever features come first (see FeatureNames).
+var baseFeatures = []string{
+	"fused.rrank", "fused.logrank", "fused.minmax", "fused.count",
+	"q.len",
+	"title.cov", "title.idfcov", "title.qfrac", "title.bigram", "title.bm25",
+	"abs.cov", "abs.idfcov", "abs.bigram", "abs.bm25",
+	"kw.cov", "kw.frac",
+	"all.idfcov",
+	"acro.title", "acro.abs",
+	"author.any", "author.first",
+	"title.len", "abs.len", "abs.has",
+	"year", "year.rel", "year.has",
+	"venue.pool",
+	"prf.sim",
+	"win.idfcov", "win.title", "sent.idfcov", "sent.bm25",
+}
+
+// perRetriever are the feature suffixes computed for each retriever name.
+var perRetriever = []string{"found", "rrank", "logrank", "minmax", "z"}
+
+// FeatureNames returns the names of the features computed for candidates
+// fused from the given retrievers, in vector order: for each retriever r,
+// r.found, r.rrank, r.logrank, r.minmax, r.z; then the fused-list, text
+// overlap, author, year, venue and pseudo-relevance features.
+func FeatureNames(retrievers []string) []string {
+	var out []string
+	for _, r := range retrievers {
+		for _, s := range perRetriever {
+			out = append(out, r+"."+s)
+		}
+	}
+	return append(out, baseFeatures...)
+}
+
+// docText is the analysed text of one candidate paper.
+type docText struct {
+	title, abs, kw []string // analysed terms, in text order
+	titleSet       map[string]bool
+	absSet         map[string]bool
+	kwSet          map[string]bool
+	titleBigrams   []string
+	absBigrams     map[string]bool
+	rawWords       map[string]bool // title+abstract words as written (case kept)
+	titleRaw       map[string]bool
+	families       []string     // author family names, byline order
+	vec            []termWeight // sorted by term
+	vecNorm        float64
+}
+
+// termWeight is one term of a bag-of-words vector.
+type termWeight struct {
+	term string
+	w    float64
+}
+
+func analyzeDoc(c *rerank.Candidate) *docText {
+	d := &docText{
+		title: sparse.Analyze(c.Title),
+		abs:   sparse.Analyze(c.Abstract),
+		kw:    sparse.Analyze(strings.Join(c.Keywords, " ; ")),
+	}
+	d.titleSet, d.absSet, d.kwSet = set(d.title), set(d.abs), set(d.kw)
+	d.titleBigrams = bigrams(d.title)
+	d.absBigrams = set(bigrams(d.abs))
+	d.titleRaw = set(words(c.Title))
+	d.rawWords = set(words(c.Title + " " + c.Abstract))
+	for _, a := range c.Authors {
+		f := strings.Fields(a)
+		if len(f) > 0 {
+			d.families = append(d.families, f[len(f)-1])
+		}
+	}
+	bag := map[string]float64{}
+	for _, t := range d.title {
+		bag[t] += 2
+	}
+	for _, t := range d.abs {
+		bag[t]++
+	}
+	d.vec, d.vecNorm = sortedVec(bag)
+	return d
+}
+
+// queryText is the analysed query.
+type queryText struct {
+	terms    []string // distinct analysed terms, first-occurrence order
+	termSet  map[string]bool
+	bigrams  map[string]bool
+	acronyms []string        // distinctive raw words: acronyms, names with inner capitals or digits
+	words    map[string]bool // raw words, case kept
+	// Local contexts of the citation markers: the analysed terms of each
+	// citing sentence and of the window just before each marker. Without
+	// markers, the whole query is the one sentence and window.
+	sents, wins [][]string
+}
+
+// markerRE finds citation markers: numeric brackets ("[3]", "[4, 7–9]")
+// and "[CITATION]"-style placeholders.
+var markerRE = regexp.MustCompile(`\[(?:\d+(?:\s*[,;–-]\s*\d+)*|[A-Z][A-Za-z]*)\]`)
+
+// windowTerms is how many analysed terms before a marker make its window.
+const windowTerms = 8
+
+// localContexts returns the citing sentences and pre-marker windows of
+// raw, as analysed terms.
+func localContexts(raw string) (sents, wins [][]string) {
+	locs := markerRE.FindAllStringIndex(raw, -1)
+	for _, loc := range locs {
+		start := 0
+		for i := loc[0] - 1; i > 0; i-- {
+			if (raw[i] == ' ' || raw[i] == '\n') && (raw[i-1] == '.' || raw[i-1] == '!' || raw[i-1] == '?') {
+				start = i
+				break
+			}
+		}
+		end := len(raw)
+		for i := loc[1]; i+1 < len(raw); i++ {
+			if (raw[i] == '.' || raw[i] == '!' || raw[i] == '?') && (raw[i+1] == ' ' || raw[i+1] == '\n') {
+				end = i + 1
+				break
+			}
+		}
+		before := sparse.Analyze(retrieve.Clean(raw[start:loc[0]]))
+		if len(before) > windowTerms {
+			before = before[len(before)-windowTerms:]
+		}
+		wins = append(wins, before)
+		sents = append(sents, sparse.Analyze(retrieve.Clean(raw[start:end])))
+	}
+	if len(locs) == 0 {
+		all := sparse.Analyze(retrieve.Clean(raw))
+		sents = [][]string{all}
+		w := all
+		if len(w) > windowTerms {
+			w = w[len(w)-windowTerms:]
+		}
+		wins = [][]string{w}
+	}
+	return sents, wins
+}
+
+func analyzeQuery(raw string) *queryText {
+	q := &queryText{}
+	q.sents, q.wins = localContexts(raw)
+	query := retrieve.Clean(raw)
+	all := sparse.Analyze(query)
+	q.terms, q.termSet = uniq(all), set(all)
+	q.bigrams = set(bigrams(all))
+	ws := words(query)
+	q.words = set(ws)
+	seen := map[string]bool{}
+	for _, w := range ws {
+		if distinctive(w) && !seen[w] {
+			seen[w] = true
+			q.acronyms = append(q.acronyms, w)
+		}
+	}
+	return q
+}
+
+// distinctive reports whether a raw word looks like an acronym or a
+// system name: it has a capital letter or digit after its first letter,
+// and at least one letter.
+func distinctive(w string) bool {
+	letters, inner := 0, false
+	for i, r := range []rune(w) {
+		if unicode.IsLetter(r) {
+			letters++
+		}
+		if i > 0 && (unicode.IsUpper(r) || unicode.IsDigit(r)) {
+			inner = true
+		}
+	}
+	return letters > 0 && inner && len(w) >= 2
+}
+
+func words(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+func set(ts []string) map[string]bool {
+	m := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		m[t] = true
+	}
+	return m
+}
+
+func bigrams(ts []string) []string {
+	if len(ts) < 2 {
+		return nil
+	}
+	out := make([]string, 0, len(ts)-1)
+	for i := 1; i < len(ts); i++ {
+		out = append(out, ts[i-1]+" "+ts[i])
+	}
+	return out
+}
+
+// extractor computes feature vectors; docs caches analysed candidate
+// texts by paper ID (nil: no cache).
+type extractor struct {
+	retrievers []string
+	docs       map[string]*docText
+}
+
+func (x *extractor) doc(c *rerank.Candidate) *docText {
+	if x.docs == nil {
+		return analyzeDoc(c)
+	}
+	if d, ok := x.docs[c.ID]; ok {
+		return d
+	}
+	d := analyzeDoc(c)
+	x.docs[c.ID] = d
+	return d
+}
+
+// Features returns one feature vector per candidate (names as
+// FeatureNames(retrievers)), computed from the query, the candidate's
+// fusion provenance, its text and the candidate list as a whole. The
+// query is cleaned of citation markers first.
+func Features(query string, cands []rerank.Candidate, retrievers []string) [][]float64 {
+	x := &extractor{retrievers: retrievers}
+	return x.features(query, cands)
+}
+
+func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64 {
+	n := len(cands)
+	out := make([][]float64, n)
+	if n == 0 {
+		return out
+	}
+	q := analyzeQuery(query)
+	docs := make([]*docText, n)
+	for i := range cands {
+		docs[i] = x.doc(&cands[i])
+	}
+
+	// Pool statistics: document frequency of query terms over the
+	// candidates, average field lengths, venue counts, newest year.
+	df := map[string]float64{}
+	dfTerms := slices.Clone(q.terms)
+	for _, ts := range append(slices.Clone(q.sents), q.wins...) {
+		for _, t := range ts {
+			if !q.termSet[t] && !slices.Contains(dfTerms, t) {
+				dfTerms = append(dfTerms, t)
+			}
+		}
+	}
+	var titleLen, absLen float64
+	venues := map[string]int{}
+	maxYear := 0
+	for i, d := range docs {
+		for _, t := range dfTerms {
+			if d.titleSet[t] || d.absSet[t] || d.kwSet[t] {
+				df[t]++
+			}
+		}
+		titleLen += float64(len(d.title))
+		absLen += float64(len(d.abs))
+		if v := strings.ToLower(strings.TrimSpace(cands[i].Venue)); v != "" {
+			venues[v]++
+		}
+		maxYear = max(maxYear, cands[i].Year)
+	}
+	titleLen, absLen = titleLen/float64(n)+1e-9, absLen/float64(n)+1e-9
+	idf := make(map[string]float64, len(dfTerms))
+	for _, t := range dfTerms {
+		idf[t] = math.Log(1 + (float64(n)-df[t]+0.5)/(df[t]+0.5))
+	}
+	idfSum := 0.0
+	for _, t := range q.terms {
+		idfSum += idf[t]
+	}
+
+	// Per-retriever list statistics over the candidates it returned.
+	type stats struct{ lo, hi, mean, sd float64 }
+	rs := make([]stats, len(x.retrievers))
+	for k, r := range x.retrievers {
+		var vals []float64
+		for i := range cands {
+			if s, ok := cands[i].Sources[r]; ok {
+				vals = append(vals, s.Score)
+			}
+		}
+		rs[k] = stats{lo: math.Inf(1), hi: math.Inf(-1)}
+		for _, v := range vals {
+			rs[k].lo, rs[k].hi = math.Min(rs[k].lo, v), math.Max(rs[k].hi, v)
+			rs[k].mean += v
+		}
+		if len(vals) > 0 {
+			rs[k].mean /= float64(len(vals))
+			for _, v := range vals {
+				rs[k].sd += (v - rs[k].mean) * (v - rs[k].mean)
+			}
+			rs[k].sd = math.Sqrt(rs[k].sd / float64(len(vals)))
+		}
+	}
+	fLo, fHi := math.Inf(1), math.Inf(-1)
+	for i := range cands {
+		fLo, fHi = math.Min(fLo, cands[i].Score), math.Max(fHi, cands[i].Score)
+	}
+
+	// Pseudo-relevance centroid of the top fused candidates.
+	centroid := map[string]float64{}
+	for i := 0; i < min(prfDepth, n); i++ {
+		for _, tw := range docs[i].vec {
+			centroid[tw.term] += tw.w
+		}
+	}
+	_, cNorm := sortedVec(centroid)
+
+	nq := float64(len(q.terms)) + 1e-9
+	for i := range cands {
+		c, d := &cands[i], docs[i]
+		f := make([]float64, 0, len(x.retrievers)*len(perRetriever)+len(baseFeatures))
+		for k, r := range x.retrievers {
+			s, ok := c.Sources[r]
+			if !ok || s.Rank <= 0 {
+				z := 0.0
+				if rs[k].sd > 0 {
+					z = (rs[k].lo-rs[k].mean)/rs[k].sd - 0.5
+				}
+				f = append(f, 0, 0, missingLogRank, 0, z)
+				continue
+			}
+			mm, z := 1.0, 0.0
+			if rs[k].hi > rs[k].lo {
+				mm = (s.Score - rs[k].lo) / (rs[k].hi - rs[k].lo)
+			}
+			if rs[k].sd > 0 {
+				z = (s.Score - rs[k].mean) / rs[k].sd
+			}
+			f = append(f, 1, 1/float64(s.Rank), math.Log2(float64(s.Rank)), mm, z)
+		}
+		rank := c.Rank
+		if rank <= 0 {
+			rank = i + 1
+		}
+		fmm := 1.0
+		if fHi > fLo {
+			fmm = (c.Score - fLo) / (fHi - fLo)
+		}
+		count := 0
+		for _, r := range x.retrievers {
+			if _, ok := c.Sources[r]; ok {
+				count++
+			}
+		}
+		f = append(f, 1/float64(rank), math.Log2(float64(rank)), fmm, float64(count))
+		f = append(f, math.Log1p(float64(len(q.terms))))
+
+		var tHit, tIdf, aHit, aIdf, kHit, allIdf float64
+		for _, t := range q.terms {
+			inT, inA, inK := d.titleSet[t], d.absSet[t], d.kwSet[t]
+			if inT {
+				tHit++
+				tIdf += idf[t]
+			}
+			if inA {
+				aHit++
+				aIdf += idf[t]
+			}
+			if inK {
+				kHit++
+			}
+			if inT || inA || inK {
+				allIdf += idf[t]
+			}
+		}
+		titleInQuery := 0.0
+		for t := range d.titleSet {
+			if q.termSet[t] {
+				titleInQuery++
+			}
+		}
+		kwInQuery := 0.0
+		for t := range d.kwSet {
+			if q.termSet[t] {
+				kwInQuery++
+			}
+		}
+		tb := 0.0
+		for _, b := range d.titleBigrams {
+			if q.bigrams[b] {
+				tb++
+			}
+		}
+		ab := 0.0
+		for b := range q.bigrams {
+			if d.absBigrams[b] {
+				ab++
+			}
+		}
+		f = append(f,
+			tHit/nq, safeDiv(tIdf, idfSum), safeDiv(titleInQuery, float64(len(d.titleSet))),
+			safeDiv(tb, float64(len(d.titleBigrams))), bm25(q.terms, idf, d.title, titleLen),
+			aHit/nq, safeDiv(aIdf, idfSum), math.Log1p(ab), bm25(q.terms, idf, d.abs, absLen),
+			kHit/nq, safeDiv(kwInQuery, float64(len(d.kwSet))),
+			safeDiv(allIdf, idfSum))
+
+		var acT, acA float64
+		for _, w := range q.acronyms {
+			if d.titleRaw[w] {
+				acT++
+			}
+			if d.rawWords[w] {
+				acA++
+			}
+		}
+		f = append(f, acT, acA)
+
+		anyAuthor, firstAuthor := 0.0, 0.0
+		for j, fam := range d.families {
+			if len([]rune(fam)) >= 3 && q.words[fam] {
+				anyAuthor = 1
+				if j == 0 {
+					firstAuthor = 1
+				}
+			}
+		}
+		f = append(f, anyAuthor, firstAuthor)
+
+		hasAbs := 0.0
+		if len(d.abs) > 0 {
+			hasAbs = 1
+		}
+		f = append(f, math.Log1p(float64(len(d.title))), math.Log1p(float64(len(d.abs))), hasAbs)
+
+		year, yrel, yhas := 0.0, 0.0, 0.0
+		if c.Year > 0 {
+			year, yrel, yhas = float64(c.Year), float64(maxYear-c.Year), 1
+		}
+		f = append(f, year, yrel, yhas)
+
+		vp := 0.0
+		if v := strings.ToLower(strings.TrimSpace(c.Venue)); v != "" {
+			vp = float64(venues[v]-1) / float64(n)
+		}
+		f = append(f, vp)
+
+		sim := 0.0
+		if d.vecNorm > 0 && cNorm > 0 {
+			dot := 0.0
+			for _, tw := range d.vec {
+				dot += tw.w * centroid[tw.term]
+			}
+			sim = dot / (d.vecNorm * cNorm)
+		}
+		f = append(f, sim)
+
+		var winAll, winTitle, sentAll, sentBM25 float64
+		for _, w := range q.wins {
+			a, t := localCoverage(w, idf, d)
+			winAll, winTitle = math.Max(winAll, a), math.Max(winTitle, t)
+		}
+		for _, st := range q.sents {
+			a, _ := localCoverage(st, idf, d)
+			sentAll = math.Max(sentAll, a)
+			sentBM25 = math.Max(sentBM25, bm25(uniq(st), idf, d.abs, absLen)+bm25(uniq(st), idf, d.title, titleLen))
+		}
+		f = append(f, winAll, winTitle, sentAll, sentBM25)
+		// A retriever may report a non-finite score; no feature is left
+		// NaN or infinite.
+		for k, v := range f {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				f[k] = 0
+			}
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// localCoverage returns the idf-weighted share of the distinct terms ts
+// found in the candidate's title, abstract or keywords, and in its title.
+func localCoverage(ts []string, idf map[string]float64, d *docText) (all, title float64) {
+	var sum, a, t float64
+	for _, term := range uniq(ts) {
+		w := idf[term]
+		sum += w
+		if d.titleSet[term] || d.absSet[term] || d.kwSet[term] {
+			a += w
+		}
+		if d.titleSet[term] {
+			t += w
+		}
+	}
+	return safeDiv(a, sum), safeDiv(t, sum)
+}
+
+// uniq returns the distinct terms of ts in first-occurrence order.
+func uniq(ts []string) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// sortedVec returns the entries of bag sorted by term, and their
+// Euclidean norm (summed in that order, so it is deterministic).
+func sortedVec(bag map[string]float64) ([]termWeight, float64) {
+	out := make([]termWeight, 0, len(bag))
+	for t, w := range bag {
+		out = append(out, termWeight{t, w})
+	}
+	slices.SortFunc(out, func(a, b termWeight) int { return strings.Compare(a.term, b.term) })
+	s := 0.0
+	for _, tw := range out {
+		s += tw.w * tw.w
+	}
+	return out, math.Sqrt(s)
+}
+
+// bm25 scores one field of a document against the query terms with the
+// pool's idf and average field length (k1 1.2, b 0.75).
+func bm25(terms []string, idf map[string]float64, field []string, avgLen float64) float64 {
+	if len(field) == 0 {
+		return 0
+	}
+	tf := map[string]float64{}
+	for _, t := range field {
+		tf[t]++
+	}
+	const k1, b = 1.2, 0.75
+	s := 0.0
+	norm := k1 * (1 - b + b*float64(len(field))/avgLen)
+	for _, t := range terms {
+		if f := tf[t]; f > 0 {
+			s += idf[t] * f * (k1 + 1) / (f + norm)
+		}
+	}
+	return s
+}

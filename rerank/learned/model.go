@@ -1,0 +1,318 @@
+package learned
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/citefind/citefind/rerank"
+)
+
+// Model file identification.
+const (
+	// FormatName is the "format" of every model file.
+	FormatName = "citefind-learned-reranker"
+	// FormatVersion is the model file version this package reads and writes.
+	FormatVersion = 1
+)
+
+// ErrInvalidModel means a model file could not be used; the error says
+// which file and why.
+var ErrInvalidModel = errors.New("invalid learned reranker model")
+
+// Node is one node of a regression tree. A node with Feature < 0 is a
+// leaf worth Value; otherwise a vector x goes Left when
+// x[Feature] <= Threshold, else Right (indexes into Tree.Nodes).
+type Node struct {
+	Feature   int     `json:"f"`
+	Threshold float64 `json:"t,omitempty"`
+	Left      int     `json:"l,omitempty"`
+	Right     int     `json:"r,omitempty"`
+	Value     float64 `json:"v,omitempty"`
+}
+
+// Tree is a regression tree; Nodes[0] is the root.
+type Tree struct {
+	Nodes []Node `json:"nodes"`
+}
+
+func (t Tree) eval(x []float64) float64 {
+	i := 0
+	for {
+		n := t.Nodes[i]
+		if n.Feature < 0 {
+			return n.Value
+		}
+		if x[n.Feature] <= n.Threshold {
+			i = n.Left
+		} else {
+			i = n.Right
+		}
+	}
+}
+
+// Linear is a linear scorer: Σ_f Weights[f]·(x[f]−Mean[f])·Scale[f].
+type Linear struct {
+	Mean    []float64 `json:"mean"`
+	Scale   []float64 `json:"scale"`
+	Weights []float64 `json:"weights"`
+}
+
+func (l *Linear) score(x []float64) float64 {
+	s := 0.0
+	for f, v := range x {
+		s += l.Weights[f] * (v - l.Mean[f]) * l.Scale[f]
+	}
+	return s
+}
+
+// Provenance says how a model was trained.
+type Provenance struct {
+	Bench      string    `json:"bench"`          // e.g. "acm-cr"
+	Sets       []string  `json:"sets,omitempty"` // topic sets, e.g. contexts, sentences
+	Queries    int       `json:"queries"`        // training queries
+	Candidates int       `json:"candidates"`     // training candidates (all queries)
+	Relevant   int       `json:"relevant"`       // relevant candidates among them
+	Depth      int       `json:"depth"`          // candidates per query
+	Created    time.Time `json:"created"`
+	Command    string    `json:"command,omitempty"`
+	Settings   string    `json:"settings,omitempty"` // retrieval settings of the candidates
+}
+
+// Model is a trained learned reranker, as stored in a model file
+// (versioned JSON). It is safe for concurrent use.
+type Model struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Retrievers are the retriever names the features were computed for,
+	// in feature order. A candidate a retriever did not return gets that
+	// retriever's "not retrieved" values; a retriever of the candidates
+	// missing here is ignored.
+	Retrievers []string   `json:"retrievers"`
+	Features   []string   `json:"features"`
+	Params     Params     `json:"params"`
+	Training   Provenance `json:"training"`
+	Trees      []Tree     `json:"trees,omitempty"`
+	Linear     *Linear    `json:"linear,omitempty"`
+}
+
+// Score returns the model's score of one feature vector (higher is
+// better); x must have len(m.Features) entries.
+func (m *Model) Score(x []float64) float64 {
+	if m.Linear != nil {
+		return m.Linear.score(x)
+	}
+	s := 0.0
+	for _, t := range m.Trees {
+		s += t.eval(x)
+	}
+	return s
+}
+
+// Save writes the model as indented JSON to path (through a temporary
+// file renamed into place).
+func (m *Model) Save(path string) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write model: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write model: %w", err)
+	}
+	return nil
+}
+
+// Load returns a reranker with the model file at path (see LoadModel).
+func Load(path string) (*Reranker, error) {
+	m, err := LoadModel(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(m), nil
+}
+
+// LoadModel reads and validates the model file at path. Errors name the
+// file and the cause, and wrap ErrInvalidModel when the file is not a
+// usable model (or the os error when it cannot be read).
+func LoadModel(path string) (*Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("learned reranker model: %w", err)
+	}
+	m, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("learned reranker model %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// Parse decodes and validates a model file's contents.
+func Parse(b []byte) (*Model, error) {
+	var m Model
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%w: not a model file: %v", ErrInvalidModel, err)
+	}
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func (m *Model) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidModel, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case m.Format != FormatName:
+		return bad("format is %q, want %q", m.Format, FormatName)
+	case m.Version != FormatVersion:
+		return bad("version %d, this citefind reads version %d (retrain with `citefind train`)", m.Version, FormatVersion)
+	}
+	want := FeatureNames(m.Retrievers)
+	if !slices.Equal(m.Features, want) {
+		return bad("its features (%d) are not the ones this citefind computes for retrievers %v (%d); retrain with `citefind train`", len(m.Features), m.Retrievers, len(want))
+	}
+	nf := len(m.Features)
+	switch m.Params.Kind {
+	case KindLambdaMART:
+		if len(m.Trees) == 0 {
+			return bad("kind %s but no trees", m.Params.Kind)
+		}
+		for ti, t := range m.Trees {
+			if len(t.Nodes) == 0 {
+				return bad("tree %d is empty", ti)
+			}
+			for ni, n := range t.Nodes {
+				if n.Feature < 0 {
+					if math.IsNaN(n.Value) || math.IsInf(n.Value, 0) {
+						return bad("tree %d node %d: leaf value is not finite", ti, ni)
+					}
+					continue
+				}
+				// Children come after their parent, so evaluation ends.
+				if n.Feature >= nf || n.Left <= ni || n.Right <= ni || n.Left >= len(t.Nodes) || n.Right >= len(t.Nodes) || math.IsNaN(n.Threshold) {
+					return bad("tree %d node %d is malformed (feature %d, children %d and %d of %d nodes)", ti, ni, n.Feature, n.Left, n.Right, len(t.Nodes))
+				}
+			}
+		}
+	case KindLinear:
+		l := m.Linear
+		if l == nil || len(l.Weights) != nf || len(l.Mean) != nf || len(l.Scale) != nf {
+			return bad("kind %s needs linear weights, means and scales for %d features", m.Params.Kind, nf)
+		}
+	default:
+		return bad("unknown model kind %q", m.Params.Kind)
+	}
+	return nil
+}
+
+//go:embed default_model.json
+var defaultModel []byte
+
+var parsedDefault = sync.OnceValues(func() (*Model, error) {
+	m, err := Parse(defaultModel)
+	if err != nil {
+		return nil, fmt.Errorf("the built-in learned reranker model: %w", err)
+	}
+	return m, nil
+})
+
+// DefaultModel returns the model that ships with citefind
+// (rerank/learned/default_model.json, trained on ACM-CR by `make train`).
+func DefaultModel() (*Model, error) { return parsedDefault() }
+
+// Reranker reorders candidates by a model's scores. It is safe for
+// concurrent use.
+type Reranker struct {
+	model *Model
+}
+
+var _ rerank.Reranker = (*Reranker)(nil)
+
+// New returns a reranker scoring with m.
+func New(m *Model) *Reranker { return &Reranker{model: m} }
+
+// Default returns a reranker with the built-in model.
+func Default() (*Reranker, error) {
+	m, err := DefaultModel()
+	if err != nil {
+		return nil, err
+	}
+	return New(m), nil
+}
+
+// Model returns the reranker's model.
+func (r *Reranker) Model() *Model { return r.model }
+
+// Name returns rerank.NameLearned.
+func (r *Reranker) Name() string { return rerank.NameLearned }
+
+// Rerank orders cands by the model's score, best first (ties keep the
+// fused order), and returns the scores. It fails only when ctx is done.
+// When no candidate was returned by any of the retrievers the model was
+// trained with, the order is still the model's but a warning says its
+// provenance features were all missing.
+func (r *Reranker) Rerank(ctx context.Context, query string, cands []rerank.Candidate) (rerank.Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return rerank.Outcome{}, err
+	}
+	if len(cands) == 0 {
+		return rerank.Outcome{Candidates: cands, Scores: []float64{}}, nil
+	}
+	xs := Features(query, cands, r.model.Retrievers)
+	if err := ctx.Err(); err != nil {
+		return rerank.Outcome{}, err
+	}
+	scores := make([]float64, len(cands))
+	for i, x := range xs {
+		scores[i] = r.model.Score(x)
+	}
+	order := Order(scores)
+	out := rerank.Outcome{Candidates: make([]rerank.Candidate, len(cands)), Scores: make([]float64, len(cands))}
+	for i, j := range order {
+		out.Candidates[i] = cands[j]
+		out.Scores[i] = scores[j]
+	}
+	if !r.anySource(cands) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("the learned reranker was trained on candidates from %v, and none of these candidates came from them: its ranking may be poor", r.model.Retrievers))
+	}
+	return out, nil
+}
+
+func (r *Reranker) anySource(cands []rerank.Candidate) bool {
+	for _, c := range cands {
+		for _, name := range r.model.Retrievers {
+			if _, ok := c.Sources[name]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Order returns the indexes of scores sorted by decreasing score; equal
+// scores keep their input order.
+func Order(scores []float64) []int {
+	idx := make([]int, len(scores))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	return idx
+}
