@@ -231,7 +231,21 @@ func TestDenseFoldIn(t *testing.T) {
 	hybrid()
 
 	// Nothing changed: up to date.
-	assert.Contains(t, index(in), "dense index:       up to date (builtin)")
+	assert.Contains(t, index(in), "dense index:       up to date (builtin)\n")
+
+	// An index without its sidecar (built before sidecars, or lost) still
+	// answers, through the chromem-go import; index writes the sidecar
+	// without rebuilding.
+	h, err := dense.Stat(filepath.Join(db, citefind.DenseDir))
+	require.NoError(t, err)
+	side := filepath.Join(db, citefind.DenseDir, dense.SidecarName(h.Export))
+	require.FileExists(t, side)
+	require.NoError(t, os.Remove(side))
+	hybrid()
+	assert.Contains(t, index(in), "dense index:       up to date (builtin); fast-load sidecar written\n")
+	require.FileExists(t, side)
+	hybrid()
+	assert.Contains(t, index(in), "dense index:       up to date (builtin)\n")
 
 	// Four records changed since training (over 10% of 30): retrained.
 	require.NoError(t, os.WriteFile(in, changeKeywords(4, "scoring"), 0o644))
@@ -311,7 +325,7 @@ func TestDenseOllamaCLI(t *testing.T) {
 	assert.EqualValues(t, 30, embedded.Load())
 
 	const q = "Dense passage retrieval [12] for open-domain question answering."
-	bm25 := queryJSON(t, "--db", db, "-k", "5", q)
+	bm25 := queryJSON(t, "--db", db, "-k", "5", "--retrievers", "bm25", q)
 	require.NotEmpty(t, bm25.Hits)
 	res := queryJSON(t, "--db", db, "-k", "5", "--retrievers", "bm25,dense", q)
 	assert.Empty(t, res.Warnings)
