@@ -79,6 +79,9 @@ type DenseReport struct {
 	Trained bool
 	// Leftovers is the number of files of killed runs removed.
 	Leftovers int
+	// Sidecar is true when the index was up to date but had no usable
+	// sidecar (dense.SidecarName), and one was written.
+	Sidecar bool
 	// ModelReason says why the builtin model was trained or kept, e.g.
 	// "12 of 108682 papers changed since it was trained".
 	ModelReason string
@@ -176,6 +179,11 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 	case h.Meta[metaGeneration] != gs:
 		rep.Reason = fmt.Sprintf("store changed since generation %s", h.Meta[metaGeneration])
 	default:
+		// Up to date. An index built before sidecars existed (or whose
+		// sidecar was lost) gets one: a read of the export, no embedding.
+		if rep.Sidecar, err = dense.EnsureSidecar(ctx, path); err != nil {
+			return rep, err
+		}
 		return rep, nil
 	}
 	n, err = st.Count(ctx)

@@ -231,7 +231,21 @@ func TestDenseFoldIn(t *testing.T) {
 	hybrid()
 
 	// Nothing changed: up to date.
-	assert.Contains(t, index(in), "dense index:       up to date (builtin)")
+	assert.Contains(t, index(in), "dense index:       up to date (builtin)\n")
+
+	// An index without its sidecar (built before sidecars, or lost) still
+	// answers, through the chromem-go import; index writes the sidecar
+	// without rebuilding.
+	h, err := dense.Stat(filepath.Join(db, citefind.DenseDir))
+	require.NoError(t, err)
+	side := filepath.Join(db, citefind.DenseDir, dense.SidecarName(h.Export))
+	require.FileExists(t, side)
+	require.NoError(t, os.Remove(side))
+	hybrid()
+	assert.Contains(t, index(in), "dense index:       up to date (builtin); fast-load sidecar written\n")
+	require.FileExists(t, side)
+	hybrid()
+	assert.Contains(t, index(in), "dense index:       up to date (builtin)\n")
 
 	// Four records changed since training (over 10% of 30): retrained.
 	require.NoError(t, os.WriteFile(in, changeKeywords(4, "scoring"), 0o644))

@@ -161,7 +161,11 @@ func printIngestSummary(w io.Writer, db string, sum citefind.IngestSummary, rep 
 	case d.Removed:
 		fmt.Fprintf(w, "  dense index:       removed (embedder none)\n")
 	case d.Embedder != "" && d.Embedder != citefind.EmbedderNone:
-		fmt.Fprintf(w, "  dense index:       up to date (%s)\n", d.Embedder)
+		if d.Sidecar {
+			fmt.Fprintf(w, "  dense index:       up to date (%s); fast-load sidecar written\n", d.Embedder)
+		} else {
+			fmt.Fprintf(w, "  dense index:       up to date (%s)\n", d.Embedder)
+		}
 	}
 	fmt.Fprintf(w, "  time:              %s ingest\n", sum.Duration.Round(1e7))
 }

@@ -123,7 +123,7 @@ func killTrials(t *testing.T, bin, work string, rng *rand.Rand, m killMode, v1, 
 		left = append(left, more...)
 		if m.dense() {
 			exports, _ := filepath.Glob(filepath.Join(dir, "db", citefind.DenseDir, "*"))
-			assert.Len(t, exports, 2, "trial %d: dense folder holds %v, want the header and one export", i, exports)
+			assert.Len(t, exports, 3, "trial %d: dense folder holds %v, want the header, one export and its sidecar", i, exports)
 		}
 		assert.Empty(t, left, "trial %d: leftovers", i)
 		if t.Failed() {

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/retrieve/dense"
 )
 
 var (
@@ -119,5 +122,34 @@ func BenchmarkDenseQuery(b *testing.B) {
 				})
 			})
 		}
+	}
+}
+
+// BenchmarkOpen compares opening an index of n random unit vectors from
+// its sidecar (the default) with the fallback that imports the chromem-go
+// export (the same folder without the sidecar).
+func BenchmarkOpen(b *testing.B) {
+	for _, tc := range []struct{ n, dim int }{{10_000, 256}, {100_000, 256}} {
+		b.Run(fmt.Sprintf("n=%d/dim=%d", tc.n, tc.dim), func(b *testing.B) {
+			dir, emb := buildVec(b, tc.n, tc.dim, false)
+			h, err := dense.Stat(dir)
+			require.NoError(b, err)
+			noSide := b.TempDir()
+			for _, name := range []string{dense.HeaderFile, h.Export} {
+				require.NoError(b, os.Link(filepath.Join(dir, name), filepath.Join(noSide, name)))
+			}
+			for _, path := range []struct{ name, dir string }{{"sidecar", dir}, {"chromem", noSide}} {
+				b.Run(path.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						r, err := dense.Open(path.dir, emb)
+						if err != nil {
+							b.Fatal(err)
+						}
+						sinkAny = r
+					}
+				})
+			}
+		})
 	}
 }

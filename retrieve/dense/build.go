@@ -107,11 +107,13 @@ func PaperText(p corpus.Paper) string {
 //
 // The index is one chromem-go collection, written with chromem's
 // exporter (gob, optionally gzip) to a new file papers-<random>.gob[.gz],
-// synced, and then committed by atomically renaming a new HeaderFile into
-// place; the previous export is removed afterwards. A failure, crash or
-// cancelled ctx before the rename leaves the previous index intact (a
-// crash may leave an unreferenced papers-* file, removed by the next
-// Build).
+// synced; next to it goes its sidecar (SidecarName: the same vectors laid
+// out for a fast Open), synced and renamed into place; the index is then
+// committed by atomically renaming a new HeaderFile into place, and the
+// previous export and sidecar are removed. A failure, crash or cancelled
+// ctx before the rename leaves the previous index intact (a crash may
+// leave unreferenced papers-* files, removed by the next Build or
+// RemoveLeftovers).
 //
 // next is a pull iterator over the papers: Build calls it until it returns
 // ok=false or an error. progress, when not nil, is called after each batch
@@ -310,23 +312,38 @@ func write(ctx context.Context, dir string, b *builder, opts BuildOptions) (int6
 		os.Remove(path)
 		return 0, err
 	}
+	// The sidecar goes in before the commit, so a committed index has
+	// one; a kill before the commit leaves both files unreferenced.
+	if err := writeSidecar(dir, name, size, ids, b.dim, func(i int) []float32 { return b.vecs[ids[i]] }); err != nil {
+		os.Remove(path)
+		return 0, fmt.Errorf("write sidecar: %w", err)
+	}
+	side := filepath.Join(dir, SidecarName(name))
+	if err := ctx.Err(); err != nil {
+		os.Remove(side)
+		os.Remove(path)
+		return 0, err
+	}
 	h := Header{
 		Format: formatV1, Model: b.model, Dim: b.dim, Docs: len(ids),
 		Export: name, Compressed: opts.Compress, Built: time.Now().UTC(), Meta: opts.Meta,
 	}
 	hb, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {
+		os.Remove(side)
 		os.Remove(path)
 		return 0, err
 	}
 	tmp := filepath.Join(dir, HeaderFile+".tmp-"+hex.EncodeToString(rnd[:]))
 	if _, err := writeSynced(tmp, func(w *bufio.Writer) error { _, err := w.Write(append(hb, '\n')); return err }); err != nil {
 		os.Remove(tmp)
+		os.Remove(side)
 		os.Remove(path)
 		return 0, err
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, HeaderFile)); err != nil {
 		os.Remove(tmp)
+		os.Remove(side)
 		os.Remove(path)
 		return 0, err
 	}
@@ -335,7 +352,7 @@ func write(ctx context.Context, dir string, b *builder, opts BuildOptions) (int6
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		n := e.Name()
-		if n != name && (strings.HasPrefix(n, exportBase) || strings.HasPrefix(n, HeaderFile+".tmp-")) {
+		if n != name && n != SidecarName(name) && (strings.HasPrefix(n, exportBase) || strings.HasPrefix(n, HeaderFile+".tmp-")) {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
@@ -378,7 +395,8 @@ func syncDir(dir string) {
 }
 
 // RemoveLeftovers removes what killed Builds left in the index folder dir:
-// export files the header does not name and temporary headers. With no
+// export files the header does not name, sidecars of other exports, and
+// temporary headers and sidecars. With no
 // readable header every export is a leftover. It returns how many files it
 // removed; a missing folder is no error. Call it holding the database's
 // write lock, as Build is called.
@@ -390,14 +408,14 @@ func RemoveLeftovers(dir string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("dense: remove leftovers: %w", err)
 	}
-	keep := ""
+	keep, keepSide := "", ""
 	if h, err := Stat(dir); err == nil {
-		keep = h.Export
+		keep, keepSide = h.Export, SidecarName(h.Export)
 	}
 	n := 0
 	for _, e := range entries {
 		name := e.Name()
-		if name == keep || !strings.HasPrefix(name, exportBase) && !strings.HasPrefix(name, HeaderFile+".tmp-") {
+		if name == keep || name == keepSide || !strings.HasPrefix(name, exportBase) && !strings.HasPrefix(name, HeaderFile+".tmp-") {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -99,7 +99,7 @@ func TestBuildOpenRetrieve(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	assert.ElementsMatch(t, []string{dense.HeaderFile, h.Export}, names, "one export file, not one per document")
+	assert.ElementsMatch(t, []string{dense.HeaderFile, h.Export, dense.SidecarName(h.Export)}, names, "one export file (and its sidecar), not one per document")
 
 	r, err := dense.Open(dir, emb)
 	require.NoError(t, err)

@@ -21,12 +21,13 @@ import (
 // builtin`; TestMeasureACMCR runs only when it is set.
 const measureDBEnv = "CITEFIND_DENSE_DB"
 
-// TestMeasureACMCR checks, on the ACM-CR queries, that the two-pass query
+// TestMeasureACMCR checks that Open reads the same index from the sidecar
+// as from the export, and, on the ACM-CR queries, that the two-pass query
 // (int8 scan, float32 re-scoring) returns exactly what the flat float32
 // scan returns for k 100, and logs the cost of each, of embedding a query
-// (LSA fold-in), and how many rows pass 2 re-scores. Opt-in: set
-// CITEFIND_DENSE_DB (see measureDBEnv); timings depend on the machine's
-// load.
+// (LSA fold-in), of both ways to Open, and how many rows pass 2
+// re-scores. Opt-in: set CITEFIND_DENSE_DB (see measureDBEnv); timings
+// depend on the machine's load.
 func TestMeasureACMCR(t *testing.T) {
 	db := os.Getenv(measureDBEnv)
 	if db == "" {
@@ -43,7 +44,15 @@ func TestMeasureACMCR(t *testing.T) {
 	r, err := Open(filepath.Join(db, "dense"), m)
 	require.NoError(t, err)
 	require.NotNil(t, r.quant)
-	t.Logf("open: %d papers × %d dims in %v", r.Count(), r.dim, time.Since(start))
+	t.Logf("open: %d papers × %d dims in %v (from the sidecar: %v)", r.Count(), r.dim, time.Since(start), r.fromSidecar)
+	start = time.Now()
+	ref := &Retriever{emb: m, header: r.header, dim: r.dim}
+	require.NoError(t, ref.loadExport(filepath.Join(db, "dense")))
+	t.Logf("open from the chromem-go export: %v", time.Since(start))
+	require.Equal(t, ref.ids, r.ids)
+	require.Equal(t, ref.vecs, r.vecs)
+	require.Equal(t, ref.quant, r.quant)
+	ref = nil
 
 	ctx := context.Background()
 	var embed, flat, quant time.Duration

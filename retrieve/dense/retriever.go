@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -50,6 +51,8 @@ type Retriever struct {
 	ids    []string
 	vecs   []float32
 	quant  *quantMatrix // nil below quantMinRows papers
+	// fromSidecar is true when Open read the sidecar, not the export.
+	fromSidecar bool
 	// scratch pools scanQuant's working memory (*scanScratch).
 	scratch sync.Pool
 }
@@ -59,9 +62,14 @@ type Retriever struct {
 // index was built with another model id, or when emb already knows its
 // dimension and it is not the index's.
 //
-// The export is read with chromem-go's importer and copied into the flat
-// matrix; chromem's copy is then dropped, so the Retriever holds the
-// vectors once in float32 and once in int8 (about 5·dim bytes per paper).
+// Open reads the export's sidecar (see SidecarName) when there is one made
+// for this export that passes its checks (sizes, IDs ascending, CRC-32C
+// of the whole file): one read, used in place. Otherwise it reads the
+// export with chromem-go's importer and copies it into the flat matrix
+// (and quantises it); chromem's copy is then dropped. A missing or bad
+// sidecar is no error: it only makes Open slower. Either way the
+// Retriever holds the vectors once in float32 and once in int8 (about
+// 5·dim bytes per paper).
 func Open(dir string, emb Embedder) (*Retriever, error) {
 	if emb == nil {
 		return nil, errors.New("dense: open: nil Embedder")
@@ -80,15 +88,12 @@ func Open(dir string, emb Embedder) (*Retriever, error) {
 	if h.Docs == 0 {
 		return r, nil
 	}
-	db := chromem.NewDB()
-	if err := db.ImportFromFile(filepath.Join(dir, h.Export), ""); err != nil {
-		return nil, fmt.Errorf("dense: open %s: %w", dir, err)
+	if err := r.loadSidecar(dir); err == nil {
+		r.fromSidecar = true
+		return r, nil
 	}
-	col := db.GetCollection(CollectionName, refuseEmbed)
-	if col == nil {
-		return nil, fmt.Errorf("dense: open %s: %w: no collection %q in %s", dir, ErrNoIndex, CollectionName, h.Export)
-	}
-	if err := r.load(col); err != nil {
+	// No usable sidecar (missing, stale or damaged): import the export.
+	if err := r.loadExport(dir); err != nil {
 		return nil, fmt.Errorf("dense: open %s: %w", dir, err)
 	}
 	return r, nil
@@ -196,6 +201,9 @@ func (r *Retriever) RetrieveVector(ctx context.Context, vec []float32, k int) ([
 	for i, c := range top {
 		hits[i] = corpus.Hit{ID: r.ids[c.row], Score: float64(c.score)}
 	}
+	// The matrices may be a mapping of the sidecar, unmapped when r is
+	// collected: r must outlive the scan.
+	runtime.KeepAlive(r)
 	return hits, nil
 }
 
