@@ -97,7 +97,8 @@ eval: build
 TRAIN_DB ?= $(EVAL_DB)
 train: build
 	@test -d $(ACMCR) || { echo "ACM-CR not found at $(ACMCR) (set CITEFIND_DATA)"; exit 1; }
-	$(BIN) train --bench acm-cr --db $(TRAIN_DB) --data $(ACMCR) --retrievers bm25 --quiet \
+	$(BIN) train --bench acm-cr --db $(TRAIN_DB) --data $(ACMCR) --retrievers bm25,rm3,citing \
+	  --fusion minmax --weights bm25=1,rm3=0.2,citing=0.5 --quiet \
 	  --out rerank/learned/default_model.json
 
 # Peer comparison: Xapian BM25 (Debian python3-xapian) and citefind on the same collection.

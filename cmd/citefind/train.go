@@ -57,7 +57,7 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 	corpusPath := fs.String("corpus", "", "corpus `PATH` for --bench jsonl")
 	queries := fs.String("queries", "", "queries `FILE` for --bench jsonl")
 	out := fs.String("out", "learned-model.json", "model `FILE` to write")
-	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers whose fused candidates are reranked: bm25, dense (as eval and query take them)")
+	retrievers := fs.String("retrievers", "bm25", "comma-separated retrievers whose fused candidates are reranked: "+strings.Join(citefind.RetrieverNames, ", ")+" (as eval and query take them)")
 	var ff fusionFlags
 	ff.register(fs)
 	var bf bm25Flags
@@ -90,8 +90,8 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 	}
 	names := slices.Compact(splitList(*retrievers))
 	for _, r := range names {
-		if r != citefind.RetrieverBM25 && r != citefind.RetrieverDense {
-			return usageErr("train: unknown retriever %q (available: bm25, dense)", r)
+		if !slices.Contains(citefind.RetrieverNames, r) {
+			return usageErr("train: unknown retriever %q (available: %s)", r, strings.Join(citefind.RetrieverNames, ", "))
 		}
 	}
 	if len(names) == 0 {
