@@ -141,16 +141,27 @@ func BuiltinFusion(spec string) FusionConfig {
 }
 
 // EnsureFusionDefaults writes BuiltinFusion of the database's embedder
-// when the database has no fusion defaults, or has defaults measured with
-// another embedder. It reports whether it wrote them.
-func EnsureFusionDefaults(ctx context.Context, dir string, st *corpus.Store) (bool, error) {
+// when the database has no fusion defaults, has unreadable ones, or has
+// defaults measured with another embedder. It returns a warning when it
+// replaced a file ("" otherwise), naming what was replaced and why.
+func EnsureFusionDefaults(ctx context.Context, dir string, st *corpus.Store) (string, error) {
 	spec, err := RecordedEmbedder(ctx, st)
 	if err != nil {
-		return false, err
+		return "", err
 	}
-	cur, err := ReadFusionConfig(dir)
-	if err == nil && cur != nil && (cur.Embedder == spec || !slices.Contains(cur.Retrievers, RetrieverDense) && spec == EmbedderNone) {
-		return false, nil
+	cur, rerr := ReadFusionConfig(dir)
+	var warning string
+	switch {
+	case rerr != nil:
+		warning = fmt.Sprintf("%v: replaced by the built-in fusion defaults for the %s embedder", rerr, spec)
+	case cur == nil:
+	case cur.Embedder == spec:
+		return "", nil
+	case spec == EmbedderNone && !slices.Contains(cur.Retrievers, RetrieverDense):
+		return "", nil
+	default:
+		warning = fmt.Sprintf("%s: the fusion defaults (%s) were for the %s embedder; replaced by the built-in defaults for %s (run `citefind eval --sweep-weights --save-weights` to measure your own)",
+			filepath.Join(dir, FusionFile), cur.Source, cur.Embedder, spec)
 	}
-	return true, SaveFusionConfig(ctx, dir, st, BuiltinFusion(spec))
+	return warning, SaveFusionConfig(ctx, dir, st, BuiltinFusion(spec))
 }

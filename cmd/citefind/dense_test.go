@@ -356,3 +356,28 @@ func TestDenseOllamaCLI(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, http.StatusInternalServerError, se.Code)
 }
+
+func TestBadFusionDefaults(t *testing.T) {
+	db := t.TempDir()
+	_, _, err := cli(t, "", "index", "--db", db, "--quiet", samplePath(t))
+	require.NoError(t, err)
+	path := filepath.Join(db, citefind.FusionFile)
+	require.NoError(t, os.WriteFile(path, []byte(`{"format": 1, "retrievers": ["bm25", "splade"], "method": "minmax"}`), 0o644))
+	_, _, err = cli(t, "", "query", "--db", db, "retrieval")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path)
+	assert.Contains(t, err.Error(), `unknown retriever "splade"`)
+	// status still reports, and says why the defaults are not used.
+	out, _, err := cli(t, "", "status", "--db", db)
+	require.NoError(t, err)
+	assert.Contains(t, out, "fusion defaults unreadable")
+	// index replaces the file and says so.
+	_, errOut, err := cli(t, "", "index", "--db", db, "--quiet")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "replaced by the built-in fusion defaults")
+	cfg, err := citefind.ReadFusionConfig(db)
+	require.NoError(t, err)
+	assert.Equal(t, citefind.BuiltinFusion(citefind.EmbedderNone), *cfg)
+	_, _, err = cli(t, "", "query", "--db", db, "retrieval")
+	require.NoError(t, err)
+}

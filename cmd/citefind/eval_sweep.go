@@ -56,6 +56,9 @@ func (f *sweepFlags) parse() ([]float64, error) {
 		}
 		values = append(values, v)
 	}
+	if len(values) == 0 {
+		return nil, usageErr("eval: --sweep-values %q holds no weight", f.values)
+	}
 	return values, nil
 }
 

@@ -147,6 +147,7 @@ func TestEvalUsageErrors(t *testing.T) {
 		{"compare one file", []string{"eval", "--compare", "a.json"}, "two run files"},
 		{"native without corpus or db", []string{"eval", "--bench", "citeme", "--data", "../../eval/testdata/native/citeme.tsv"}, "--corpus PATH"},
 		{"sweep without retrievers to fuse", []string{"eval", "--bench", "acm-cr", "--save-weights"}, "need --sweep-weights"},
+		{"empty sweep values", []string{"eval", "--bench", "jsonl", "--corpus", "x", "--queries", "y", "--sweep-weights", "--sweep-values", ","}, "holds no weight"},
 		{"bad sweep value", []string{"eval", "--bench", "jsonl", "--corpus", "x", "--queries", "y", "--sweep-weights", "--sweep-values", "a"}, "--sweep-values"},
 	}
 	for _, tc := range tests {

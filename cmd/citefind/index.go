@@ -95,8 +95,10 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := citefind.EnsureFusionDefaults(ctx, *db, st); err != nil {
+	if warn, err := citefind.EnsureFusionDefaults(ctx, *db, st); err != nil {
 		return err
+	} else if warn != "" {
+		fmt.Fprintln(c.stderr, "warning:", warn)
 	}
 	total, err := st.Count(ctx)
 	if err != nil {
