@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 
-	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/server/mcp"
 )
 
@@ -45,13 +44,7 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return usageErr("mcp: unexpected argument %q (mcp takes flags only)", pos[0])
 	}
-	log, err := newLogger(c.env, *logFormat)
-	if err != nil {
-		return err
-	}
-	var eopts citefind.EngineOptions
-	lf.apply(&eopts)
-	eng, err := citefind.Open(ctx, *db, eopts)
+	log, eng, err := openServing(ctx, c.env, *db, *logFormat, lf)
 	if err != nil {
 		return err
 	}

@@ -60,13 +60,7 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if *maxBody <= 0 {
 		return usageErr("serve: --max-body must be positive, got %d", *maxBody)
 	}
-	log, err := newLogger(c.env, *logFormat)
-	if err != nil {
-		return err
-	}
-	var eopts citefind.EngineOptions
-	lf.apply(&eopts)
-	eng, err := citefind.Open(ctx, *db, eopts)
+	log, eng, err := openServing(ctx, c.env, *db, *logFormat, lf)
 	if err != nil {
 		return err
 	}
@@ -77,6 +71,21 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	}
 	log.Info("opened database", "db", *db, "papers", eng.Count())
 	return server.New(eng, opts).ListenAndServe(ctx, *addr)
+}
+
+// openServing makes the logger and opens the engine of serve and mcp.
+func openServing(ctx context.Context, e env, db, logFormat string, lf llmFlags) (*slog.Logger, *citefind.Engine, error) {
+	log, err := newLogger(e, logFormat)
+	if err != nil {
+		return nil, nil, err
+	}
+	var eopts citefind.EngineOptions
+	lf.apply(&eopts)
+	eng, err := citefind.Open(ctx, db, eopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return log, eng, nil
 }
 
 // newLogger returns the slog logger of serve and mcp, on standard error.
