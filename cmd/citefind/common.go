@@ -146,3 +146,15 @@ func (f *llmFlags) registerLLM(fs *flag.FlagSet) {
 func (f *llmFlags) apply(o *citefind.EngineOptions) {
 	o.LLM, o.RerankModel = f.llm, f.rerankModel
 }
+
+// parseRetrievers reads a --retrievers list: known names, repeats
+// dropped; empty means the database's default.
+func parseRetrievers(cmd, list string) ([]string, error) {
+	names := slices.Compact(splitList(list))
+	for _, r := range names {
+		if !slices.Contains(citefind.RetrieverNames, r) {
+			return nil, usageErr("%s: unknown retriever %q (available: %s)", cmd, r, strings.Join(citefind.RetrieverNames, ", "))
+		}
+	}
+	return names, nil
+}

@@ -160,11 +160,9 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if err := lf.validate(*rerank); err != nil {
 		return err
 	}
-	stageNames := slices.Compact(splitList(*retrievers))
-	for _, r := range stageNames {
-		if !slices.Contains(citefind.RetrieverNames, r) {
-			return usageErr("eval: unknown retriever %q (available: %s)", r, strings.Join(citefind.RetrieverNames, ", "))
-		}
+	stageNames, err := parseRetrievers("eval", *retrievers)
+	if err != nil {
+		return err
 	}
 	eopts, err := ff.options()
 	if err != nil {
@@ -185,23 +183,9 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	b, err := loadBench(*bench, *data, *corpusPath, *queries)
+	b, err := c.benchDB(ctx, "eval", *bench, *data, *corpusPath, *queries, db, prog)
 	if err != nil {
 		return err
-	}
-	if b.dbName == "" && *db == "" {
-		return usageErr("eval: --bench %s ships no collection: give --corpus PATH (a file or folder index reads) or the --db DIR of an existing database", b.name)
-	}
-	if *db == "" {
-		*db = filepath.Join(citefind.DefaultDBDir(), "bench", b.dbName)
-	}
-	if b.id != "" {
-		if err := b.prepareCorpus(ctx, *db, c.stderr); err != nil {
-			return err
-		}
-		if err := c.ensureDB(ctx, *db, b.id, b.files, b.keep, prog); err != nil {
-			return err
-		}
 	}
 	eopts.Sparse, eopts.Raw, eopts.Retrievers = sopts, *raw, stageNames
 	mf.apply(&eopts)
@@ -362,6 +346,32 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		return c.runSweep(ctx, &sf, eng, *db, stageNames, grid, m, b.sets, results, sweepOpts)
 	}
 	return nil
+}
+
+// benchDB loads the benchmark and makes sure its database exists and is
+// up to date: the benchmark's own collection is indexed into *db (default
+// $CITEFIND_DB/bench/NAME) once; a benchmark without a collection needs
+// --corpus or an existing --db.
+func (c *evalCmd) benchDB(ctx context.Context, cmd, bench, data, corpusPath, queries string, db *string, prog io.Writer) (*benchSpec, error) {
+	b, err := loadBench(bench, data, corpusPath, queries)
+	if err != nil {
+		return nil, err
+	}
+	if b.dbName == "" && *db == "" {
+		return nil, usageErr("%s: --bench %s ships no collection: give --corpus PATH (a file or folder index reads) or the --db DIR of an existing database", cmd, b.name)
+	}
+	if *db == "" {
+		*db = filepath.Join(citefind.DefaultDBDir(), "bench", b.dbName)
+	}
+	if b.id != "" {
+		if err := b.prepareCorpus(ctx, *db, c.stderr); err != nil {
+			return nil, err
+		}
+		if err := c.ensureDB(ctx, *db, b.id, b.files, b.keep, prog); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // runSettings are the settings recorded in a saved run.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -88,11 +87,9 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 	if *kind != learned.KindLambdaMART && *kind != learned.KindLinear {
 		return usageErr("train: --kind must be %s or %s, got %q", learned.KindLambdaMART, learned.KindLinear, *kind)
 	}
-	names := slices.Compact(splitList(*retrievers))
-	for _, r := range names {
-		if !slices.Contains(citefind.RetrieverNames, r) {
-			return usageErr("train: unknown retriever %q (available: %s)", r, strings.Join(citefind.RetrieverNames, ", "))
-		}
+	names, err := parseRetrievers("train", *retrievers)
+	if err != nil {
+		return err
 	}
 	if len(names) == 0 {
 		return usageErr("train: --retrievers is empty")
@@ -110,24 +107,9 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 	}
 	eopts.Raw, eopts.Retrievers = *raw, names
 
-	b, err := loadBench(*bench, *data, *corpusPath, *queries)
+	b, err := (&evalCmd{env: c.env}).benchDB(ctx, "train", *bench, *data, *corpusPath, *queries, db, prog)
 	if err != nil {
 		return err
-	}
-	if b.dbName == "" && *db == "" {
-		return usageErr("train: --bench %s ships no collection: give --corpus PATH or --db DIR", b.name)
-	}
-	if *db == "" {
-		*db = filepath.Join(citefind.DefaultDBDir(), "bench", b.dbName)
-	}
-	if b.id != "" {
-		ec := &evalCmd{env: c.env}
-		if err := b.prepareCorpus(ctx, *db, c.stderr); err != nil {
-			return err
-		}
-		if err := ec.ensureDB(ctx, *db, b.id, b.files, b.keep, prog); err != nil {
-			return err
-		}
 	}
 	eng, err := citefind.Open(ctx, *db, eopts)
 	if err != nil {
