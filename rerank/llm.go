@@ -96,15 +96,7 @@ type LLMOptions struct {
 // (HTTP error, unknown model, timeout, empty or unusable reply) the fused
 // order comes back with Fallback set and a warning saying why.
 type LLM struct {
-	client    *api.Client
-	model     string
-	window    int
-	abstract  int
-	seed      int
-	timeout   time.Duration
-	keepAlive *api.Duration
-	options   map[string]any
-	idSeed    uint64
+	chat ChatConfig
 }
 
 var _ Reranker = (*LLM)(nil)
@@ -114,44 +106,73 @@ var _ Reranker = (*LLM)(nil)
 // http://127.0.0.1:11434; note that "http://host" without a port means
 // port 80). It does not contact the server.
 func NewLLM(client *api.Client, opts LLMOptions) (*LLM, error) {
+	c, err := NewChat(client, opts, ChatDefaults{Window: DefaultWindow, AbstractChars: DefaultAbstractChars, Timeout: DefaultLLMTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("new llm reranker: %w", err)
+	}
+	return &LLM{chat: c}, nil
+}
+
+// ChatConfig holds the resolved settings of deterministic Ollama chat calls
+// over a window of candidates, shared by the LLM reranker and the picker
+// (package selector).
+type ChatConfig struct {
+	Client        *api.Client
+	Model         string
+	Window        int
+	AbstractChars int
+	Timeout       time.Duration
+	KeepAlive     *api.Duration // nil: the server's default
+	Options       map[string]any
+	IDSeed        uint64
+}
+
+// ChatDefaults are the values NewChat uses for zero LLMOptions fields
+// besides the model and seed, which default to DefaultLLMModel and
+// DefaultSeed.
+type ChatDefaults struct {
+	Window        int
+	AbstractChars int
+	Timeout       time.Duration
+}
+
+// NewChat resolves opts against defaults. A nil client means
+// api.ClientFromEnvironment (OLLAMA_HOST, default http://127.0.0.1:11434;
+// "http://host" without a port means port 80). It does not contact the
+// server.
+func NewChat(client *api.Client, opts LLMOptions, d ChatDefaults) (ChatConfig, error) {
 	if opts.Window < 0 {
-		return nil, fmt.Errorf("new llm reranker: negative window %d", opts.Window)
+		return ChatConfig{}, fmt.Errorf("negative window %d", opts.Window)
 	}
 	if client == nil {
 		var err error
 		if client, err = api.ClientFromEnvironment(); err != nil {
-			return nil, fmt.Errorf("new llm reranker: %w", err)
+			return ChatConfig{}, err
 		}
 	}
-	l := &LLM{
-		client:   client,
-		model:    opts.Model,
-		window:   opts.Window,
-		abstract: opts.AbstractChars,
-		seed:     opts.Seed,
-		timeout:  opts.Timeout,
-		idSeed:   opts.IDSeed,
+	c := ChatConfig{Client: client, Model: opts.Model, Window: opts.Window, AbstractChars: opts.AbstractChars,
+		Timeout: opts.Timeout, IDSeed: opts.IDSeed}
+	if c.Model == "" {
+		c.Model = DefaultLLMModel
 	}
-	if l.model == "" {
-		l.model = DefaultLLMModel
+	if c.Window == 0 {
+		c.Window = d.Window
 	}
-	if l.window == 0 {
-		l.window = DefaultWindow
+	if c.AbstractChars == 0 {
+		c.AbstractChars = d.AbstractChars
 	}
-	if l.abstract == 0 {
-		l.abstract = DefaultAbstractChars
+	if c.Timeout == 0 {
+		c.Timeout = d.Timeout
 	}
-	if l.seed == 0 {
-		l.seed = DefaultSeed
-	}
-	if l.timeout == 0 {
-		l.timeout = DefaultLLMTimeout
+	seed := opts.Seed
+	if seed == 0 {
+		seed = DefaultSeed
 	}
 	if opts.KeepAlive != 0 {
-		l.keepAlive = &api.Duration{Duration: opts.KeepAlive}
+		c.KeepAlive = &api.Duration{Duration: opts.KeepAlive}
 	}
-	l.options = ModelOptions(opts.Options, l.seed)
-	return l, nil
+	c.Options = ModelOptions(opts.Options, seed)
+	return c, nil
 }
 
 // ModelOptions returns the "options" map of a deterministic request:
@@ -169,7 +190,7 @@ func ModelOptions(extra map[string]any, seed int) map[string]any {
 func (l *LLM) Name() string { return NameLLM }
 
 // Model returns the Ollama model name.
-func (l *LLM) Model() string { return l.model }
+func (l *LLM) Model() string { return l.chat.Model }
 
 //go:embed prompts/rerank.txt
 var promptFS embed.FS
@@ -258,13 +279,13 @@ func (l *LLM) Rerank(ctx context.Context, query string, cands []Candidate) (Outc
 	if len(cands) < 2 {
 		return Outcome{Candidates: append([]Candidate(nil), cands...)}, nil
 	}
-	w := min(l.window, len(cands))
-	ids := RandomIDs(w, l.idSeed)
-	sys, usr, err := Prompt(query, cands[:w], ids, l.abstract)
+	w := min(l.chat.Window, len(cands))
+	ids := RandomIDs(w, l.chat.IDSeed)
+	sys, usr, err := Prompt(query, cands[:w], ids, l.chat.AbstractChars)
 	if err != nil {
 		return fallback(err.Error()), nil
 	}
-	content, err := Chat(ctx, l.client, l.request(sys, usr, RankingSchema(ids)), l.timeout)
+	content, err := l.chat.Ask(ctx, sys, usr, RankingSchema(ids))
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return fallback("cancelled"), fmt.Errorf("llm rerank: %w", ctx.Err())
@@ -290,20 +311,23 @@ func (l *LLM) Rerank(ctx context.Context, query string, cands []Candidate) (Outc
 	return out, nil
 }
 
-// request builds a deterministic, non-streaming chat request.
-func (l *LLM) request(system, user string, format json.RawMessage) *api.ChatRequest {
+// Ask sends one deterministic, non-streaming chat request (system and
+// user messages, the JSON schema format) with the configured model,
+// options and keep-alive, and returns the reply's content (see Chat).
+func (c ChatConfig) Ask(ctx context.Context, system, user string, format json.RawMessage) (string, error) {
 	stream := false
-	return &api.ChatRequest{
-		Model: l.model,
+	req := &api.ChatRequest{
+		Model: c.Model,
 		Messages: []api.Message{
 			{Role: "system", Content: system},
 			{Role: "user", Content: user},
 		},
 		Stream:    &stream,
 		Format:    format,
-		Options:   l.options,
-		KeepAlive: l.keepAlive,
+		Options:   c.Options,
+		KeepAlive: c.KeepAlive,
 	}
+	return Chat(ctx, c.Client, req, c.Timeout)
 }
 
 // maxShown bounds how much of a bad reply a warning quotes.

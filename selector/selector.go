@@ -129,14 +129,7 @@ type Options struct {
 
 // LLM picks with an Ollama chat model. It is safe for concurrent use.
 type LLM struct {
-	client    *api.Client
-	model     string
-	window    int
-	abstract  int
-	timeout   time.Duration
-	keepAlive *api.Duration
-	options   map[string]any
-	idSeed    uint64
+	chat rerank.ChatConfig
 }
 
 var _ Picker = (*LLM)(nil)
@@ -145,41 +138,15 @@ var _ Picker = TopRank{}
 // New returns a model picker. A nil client means
 // api.ClientFromEnvironment (OLLAMA_HOST). It does not contact the server.
 func New(client *api.Client, opts Options) (*LLM, error) {
-	if opts.Window < 0 {
-		return nil, fmt.Errorf("new picker: negative window %d", opts.Window)
+	c, err := rerank.NewChat(client, rerank.LLMOptions(opts), rerank.ChatDefaults{Window: DefaultWindow, AbstractChars: DefaultAbstractChars, Timeout: DefaultTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("new picker: %w", err)
 	}
-	if client == nil {
-		var err error
-		if client, err = api.ClientFromEnvironment(); err != nil {
-			return nil, fmt.Errorf("new picker: %w", err)
-		}
-	}
-	p := &LLM{client: client, model: opts.Model, window: opts.Window, abstract: opts.AbstractChars, timeout: opts.Timeout, idSeed: opts.IDSeed}
-	if p.model == "" {
-		p.model = rerank.DefaultLLMModel
-	}
-	if p.window == 0 {
-		p.window = DefaultWindow
-	}
-	if p.abstract == 0 {
-		p.abstract = DefaultAbstractChars
-	}
-	if p.timeout == 0 {
-		p.timeout = DefaultTimeout
-	}
-	seed := opts.Seed
-	if seed == 0 {
-		seed = rerank.DefaultSeed
-	}
-	if opts.KeepAlive != 0 {
-		p.keepAlive = &api.Duration{Duration: opts.KeepAlive}
-	}
-	p.options = rerank.ModelOptions(opts.Options, seed)
-	return p, nil
+	return &LLM{chat: c}, nil
 }
 
 // Model returns the Ollama model name.
-func (p *LLM) Model() string { return p.model }
+func (p *LLM) Model() string { return p.chat.Model }
 
 //go:embed prompts/pick.txt
 var promptFS embed.FS
@@ -263,22 +230,13 @@ func (p *LLM) Pick(ctx context.Context, query string, cands []rerank.Candidate) 
 	if len(cands) == 1 {
 		return Pick{ID: cands[0].ID, Rank: 1, MatchedBy: MatchTopRank}, nil
 	}
-	shown := cands[:min(p.window, len(cands))]
-	ids := rerank.RandomIDs(len(shown), p.idSeed)
-	sys, usr, err := Prompt(query, shown, ids, p.abstract)
+	shown := cands[:min(p.chat.Window, len(cands))]
+	ids := rerank.RandomIDs(len(shown), p.chat.IDSeed)
+	sys, usr, err := Prompt(query, shown, ids, p.chat.AbstractChars)
 	if err != nil {
 		return topRank(cands, err.Error()), nil
 	}
-	stream := false
-	req := &api.ChatRequest{
-		Model:     p.model,
-		Messages:  []api.Message{{Role: "system", Content: sys}, {Role: "user", Content: usr}},
-		Stream:    &stream,
-		Format:    Schema(ids),
-		Options:   p.options,
-		KeepAlive: p.keepAlive,
-	}
-	raw, err := rerank.Chat(ctx, p.client, req, p.timeout)
+	raw, err := p.chat.Ask(ctx, sys, usr, Schema(ids))
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return topRank(cands, "cancelled"), fmt.Errorf("pick: %w", ctx.Err())
