@@ -377,7 +377,7 @@ func (e *Engine) Retrieve(ctx context.Context, text string, k int) ([]corpus.Hit
 // bm25), fused with the Open options when there are several, that cleans
 // citation markers from the text unless the engine is Raw. Evaluation
 // uses it to report each retriever alone and fused.
-func (e *Engine) Retriever(names ...string) fuse.RetrieverFunc {
+func (e *Engine) Retriever(names ...string) retrieve.RetrieverFunc {
 	return func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
 		cleaned := text
 		if !e.raw {
@@ -440,9 +440,9 @@ func (e *Engine) DenseAvailable(ctx context.Context) error {
 	return err
 }
 
-// denseRetriever is the dense side as a fuse.Retriever: it fails with the
+// denseRetriever is the dense side as a retrieve.Retriever: it fails with the
 // reason when the dense index could not be loaded.
-func (e *Engine) denseRetriever() fuse.RetrieverFunc {
+func (e *Engine) denseRetriever() retrieve.RetrieverFunc {
 	return func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
 		r, err := e.loadDense(ctx)
 		if err != nil {
@@ -476,11 +476,11 @@ func (e *Engine) search(ctx context.Context, text, cleaned string, k int, names 
 	for _, n := range names {
 		switch n {
 		case RetrieverBM25:
-			rs = append(rs, fuse.Named{Name: n, Retriever: fuse.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
+			rs = append(rs, fuse.Named{Name: n, Retriever: retrieve.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
 				return top(k)
 			})})
 		case RetrieverRM3:
-			rs = append(rs, fuse.Named{Name: n, Retriever: fuse.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
+			rs = append(rs, fuse.Named{Name: n, Retriever: retrieve.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
 				fb, err := top(sparse.DefaultFbDocs)
 				if err != nil {
 					return nil, err
@@ -492,7 +492,7 @@ func (e *Engine) search(ctx context.Context, text, cleaned string, k int, names 
 				return e.bm25.RetrieveTerms(ctx, terms, k)
 			})})
 		case RetrieverCiting:
-			rs = append(rs, fuse.Named{Name: n, Retriever: fuse.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
+			rs = append(rs, fuse.Named{Name: n, Retriever: retrieve.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
 				return e.citing(ctx, text, cleaned, k, top)
 			})})
 		case RetrieverDense:

@@ -14,6 +14,7 @@ import (
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/eval"
 	"github.com/citefind/citefind/internal/datadir"
+	"github.com/citefind/citefind/retrieve"
 )
 
 const nativeDir = "testdata/native"
@@ -240,7 +241,7 @@ func TestMatchGoldCoverage(t *testing.T) {
 			// Run with a retriever that returns the whole corpus: the
 			// covered gold papers are found, the missing ones stay in the
 			// denominator.
-			all := eval.RetrieverFunc(func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
+			all := retrieve.RetrieverFunc(func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
 				return hits(paper("zip-code"), paper("entangling"), paper("gat-anomaly"), paper("202719327"), paper("factcc")), nil
 			})
 			res, err := eval.Run(t.Context(), *set, all, eval.Options{ResolveGold: eval.MatchGold(*set, cat, resolve)})

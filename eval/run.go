@@ -9,23 +9,11 @@ import (
 	"time"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/retrieve"
 )
 
 // DefaultK is the retrieval depth when Options.K is zero.
 const DefaultK = 100
-
-// Retriever returns the k best papers for a query, best first.
-type Retriever interface {
-	Retrieve(ctx context.Context, query string, k int) ([]corpus.Hit, error)
-}
-
-// RetrieverFunc adapts a function to Retriever.
-type RetrieverFunc func(ctx context.Context, query string, k int) ([]corpus.Hit, error)
-
-// Retrieve calls f.
-func (f RetrieverFunc) Retrieve(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
-	return f(ctx, query, k)
-}
 
 // Options configures Run. The zero value is usable.
 type Options struct {
@@ -109,7 +97,7 @@ func (r *Result) Coverage() float64 {
 // ("bm25", later "dense", "fused", "reranked", "picked").
 type Stage struct {
 	Name      string
-	Retriever Retriever
+	Retriever retrieve.Retriever
 }
 
 // RunStages runs every stage over set, one after the other, and returns
@@ -134,7 +122,7 @@ func RunStages(ctx context.Context, set TopicSet, stages []Stage, opts Options) 
 // its error, scored zero and kept, and the run goes on. Run returns an
 // error when ctx is cancelled (ctx.Err()), when Resolve fails, and
 // ErrEmptyBenchmark when set has no query.
-func Run(ctx context.Context, set TopicSet, r Retriever, opts Options) (*Result, error) {
+func Run(ctx context.Context, set TopicSet, r retrieve.Retriever, opts Options) (*Result, error) {
 	return run(ctx, set, opts, func(ctx context.Context, q Query, k int) ([]corpus.Hit, error) {
 		return r.Retrieve(ctx, q.Text, k)
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/eval"
+	"github.com/citefind/citefind/retrieve"
 )
 
 // fakeRetriever is a function-field fake.
@@ -23,8 +24,8 @@ func (f *fakeRetriever) Retrieve(ctx context.Context, query string, k int) ([]co
 	return f.RetrieveFunc(ctx, query, k)
 }
 
-var _ eval.Retriever = (*fakeRetriever)(nil)
-var _ eval.Retriever = eval.RetrieverFunc(nil)
+var _ retrieve.Retriever = (*fakeRetriever)(nil)
+var _ retrieve.Retriever = retrieve.RetrieverFunc(nil)
 
 func hits(ids ...string) []corpus.Hit {
 	out := make([]corpus.Hit, len(ids))
@@ -111,7 +112,7 @@ func TestRun(t *testing.T) {
 
 func TestRunDefaults(t *testing.T) {
 	var gotK int
-	r := eval.RetrieverFunc(func(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
+	r := retrieve.RetrieverFunc(func(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
 		gotK = k
 		return hits("10.1145/a.1"), nil
 	})
@@ -128,7 +129,7 @@ func TestRunDefaults(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
-	ok := eval.RetrieverFunc(func(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
+	ok := retrieve.RetrieverFunc(func(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
 		return nil, nil
 	})
 	t.Run("ContextCanceled", func(t *testing.T) {
@@ -141,7 +142,7 @@ func TestRunErrors(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		n := 0
-		r := eval.RetrieverFunc(func(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
+		r := retrieve.RetrieverFunc(func(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
 			n++
 			cancel()
 			return nil, ctx.Err()

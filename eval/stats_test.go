@@ -13,6 +13,7 @@ import (
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/eval"
+	"github.com/citefind/citefind/retrieve"
 )
 
 // Known examples, counted by hand over all 2^n sign assignments.
@@ -99,8 +100,8 @@ func TestBootstrapCI(t *testing.T) {
 }
 
 // fakeStage ranks a fixed list per query text.
-func fakeStage(ranked map[string][]string) eval.Retriever {
-	return eval.RetrieverFunc(func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
+func fakeStage(ranked map[string][]string) retrieve.Retriever {
+	return retrieve.RetrieverFunc(func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
 		return hits(ranked[q]...), nil
 	})
 }

@@ -7,13 +7,14 @@ import (
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/fuse"
+	"github.com/citefind/citefind/retrieve"
 )
 
 func ExampleSearch() {
-	bm25 := fuse.RetrieverFunc(func(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
+	bm25 := retrieve.RetrieverFunc(func(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
 		return []corpus.Hit{{ID: "10.1/dpr", Score: 12.1}, {ID: "10.1/bm25", Score: 9.8}}, nil
 	})
-	dense := fuse.RetrieverFunc(func(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
+	dense := retrieve.RetrieverFunc(func(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
 		<-ctx.Done() // the embedding server does not answer
 		return nil, ctx.Err()
 	})

@@ -10,9 +10,10 @@ import (
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/fuse"
+	"github.com/citefind/citefind/retrieve"
 )
 
-var _ fuse.Retriever = fuse.RetrieverFunc(nil)
+var _ retrieve.Retriever = retrieve.RetrieverFunc(nil)
 
 // ranked returns hits for ids, best first, with scores n, n-1, …, 1.
 func ranked(ids ...string) []corpus.Hit {

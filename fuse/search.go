@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/retrieve"
 )
 
 // Named is a retriever taking part in a Search.
@@ -19,7 +20,7 @@ type Named struct {
 	// ("bm25", "dense"). It must be non-empty and unique within a Search.
 	Name string
 	// Retriever is asked for Options.Depth hits. It must not be nil.
-	Retriever Retriever
+	Retriever retrieve.Retriever
 	// Weight scales the retriever's contribution to fused scores, finite
 	// and >= 0. 0 means DefaultWeight (1); use Shadow for weight 0.
 	Weight float64
@@ -224,7 +225,7 @@ func allFailed(fs []Failure) error {
 // Search: when the deadline passes, call returns and leaves the
 // retriever's late result to be dropped. A panic becomes an error wrapping
 // ErrPanic. missed reports that the error is due to timeout.
-func call(ctx context.Context, r Retriever, query string, k int, timeout time.Duration) ([]corpus.Hit, bool, error) {
+func call(ctx context.Context, r retrieve.Retriever, query string, k int, timeout time.Duration) ([]corpus.Hit, bool, error) {
 	rctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc

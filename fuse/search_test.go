@@ -15,25 +15,26 @@ import (
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/fuse"
+	"github.com/citefind/citefind/retrieve"
 )
 
 var errDown = errors.New("ollama down")
 
 // returns is a retriever that answers ids at once.
-func returns(ids ...string) fuse.Retriever {
-	return fuse.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
+func returns(ids ...string) retrieve.Retriever {
+	return retrieve.RetrieverFunc(func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
 		return ranked(ids...), nil
 	})
 }
 
 // failing is a retriever that fails with err.
-func failing(err error) fuse.Retriever {
-	return fuse.RetrieverFunc(func(context.Context, string, int) ([]corpus.Hit, error) { return nil, err })
+func failing(err error) retrieve.Retriever {
+	return retrieve.RetrieverFunc(func(context.Context, string, int) ([]corpus.Hit, error) { return nil, err })
 }
 
 // slow answers ids after d, or fails when ctx is done first.
-func slow(d time.Duration, ids ...string) fuse.Retriever {
-	return fuse.RetrieverFunc(func(ctx context.Context, _ string, _ int) ([]corpus.Hit, error) {
+func slow(d time.Duration, ids ...string) retrieve.Retriever {
+	return retrieve.RetrieverFunc(func(ctx context.Context, _ string, _ int) ([]corpus.Hit, error) {
 		select {
 		case <-time.After(d):
 			return ranked(ids...), nil
@@ -44,18 +45,18 @@ func slow(d time.Duration, ids ...string) fuse.Retriever {
 }
 
 // stuck ignores its context and blocks until the test ends.
-func stuck(t *testing.T) fuse.Retriever {
+func stuck(t *testing.T) retrieve.Retriever {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	return fuse.RetrieverFunc(func(context.Context, string, int) ([]corpus.Hit, error) {
+	return retrieve.RetrieverFunc(func(context.Context, string, int) ([]corpus.Hit, error) {
 		<-release
 		return ranked("late"), nil
 	})
 }
 
 // panicking panics.
-func panicking() fuse.Retriever {
-	return fuse.RetrieverFunc(func(context.Context, string, int) ([]corpus.Hit, error) {
+func panicking() retrieve.Retriever {
+	return retrieve.RetrieverFunc(func(context.Context, string, int) ([]corpus.Hit, error) {
 		var m map[string]int
 		m["boom"]++ // assignment to entry in nil map
 		return nil, nil
@@ -302,7 +303,7 @@ func TestSearchStrictFailure(t *testing.T) {
 func TestSearchStrictCancelsOthers(t *testing.T) {
 	started := make(chan struct{})
 	saw := make(chan error, 1)
-	waiter := fuse.RetrieverFunc(func(ctx context.Context, _ string, _ int) ([]corpus.Hit, error) {
+	waiter := retrieve.RetrieverFunc(func(ctx context.Context, _ string, _ int) ([]corpus.Hit, error) {
 		close(started)
 		select {
 		case <-ctx.Done():
@@ -313,7 +314,7 @@ func TestSearchStrictCancelsOthers(t *testing.T) {
 			return nil, nil
 		}
 	})
-	failsOnceStarted := fuse.RetrieverFunc(func(ctx context.Context, _ string, _ int) ([]corpus.Hit, error) {
+	failsOnceStarted := retrieve.RetrieverFunc(func(ctx context.Context, _ string, _ int) ([]corpus.Hit, error) {
 		<-started
 		return nil, errDown
 	})
@@ -349,7 +350,7 @@ func TestSearchContextCanceled(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		called := false
-		r := fuse.RetrieverFunc(func(context.Context, string, int) ([]corpus.Hit, error) {
+		r := retrieve.RetrieverFunc(func(context.Context, string, int) ([]corpus.Hit, error) {
 			called = true
 			return nil, nil
 		})
@@ -382,7 +383,7 @@ func TestSearchContextCanceled(t *testing.T) {
 
 func TestSearchDepth(t *testing.T) {
 	var gotK atomic.Int64
-	r := fuse.RetrieverFunc(func(_ context.Context, q string, k int) ([]corpus.Hit, error) {
+	r := retrieve.RetrieverFunc(func(_ context.Context, q string, k int) ([]corpus.Hit, error) {
 		gotK.Store(int64(k))
 		assert.Equal(t, "the query", q)
 		return ranked("a", "b", "c", "d", "e"), nil // more than asked
@@ -400,7 +401,7 @@ func TestSearchDepth(t *testing.T) {
 
 func TestSearchLimit(t *testing.T) {
 	var running, peak atomic.Int32
-	r := fuse.RetrieverFunc(func(ctx context.Context, _ string, _ int) ([]corpus.Hit, error) {
+	r := retrieve.RetrieverFunc(func(ctx context.Context, _ string, _ int) ([]corpus.Hit, error) {
 		n := running.Add(1)
 		defer running.Add(-1)
 		for {
@@ -428,8 +429,8 @@ func TestSearchLimit(t *testing.T) {
 func TestSearchDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewSource(42))
 	var mu sync.Mutex // guards rng
-	jitter := func(ids ...string) fuse.Retriever {
-		return fuse.RetrieverFunc(func(ctx context.Context, _ string, _ int) ([]corpus.Hit, error) {
+	jitter := func(ids ...string) retrieve.Retriever {
+		return retrieve.RetrieverFunc(func(ctx context.Context, _ string, _ int) ([]corpus.Hit, error) {
 			mu.Lock()
 			d := time.Duration(rng.Intn(500)) * time.Microsecond
 			mu.Unlock()

@@ -9,13 +9,14 @@ import (
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/eval"
+	"github.com/citefind/citefind/retrieve"
 	"github.com/citefind/citefind/selector"
 )
 
 // engineRerankStage is the "reranked" stage: the fused candidates
 // reordered by the engine's reranker of that name.
 func engineRerankStage(eng *citefind.Engine, name string) eval.Stage {
-	return eval.Stage{Name: "reranked", Retriever: eval.RetrieverFunc(func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
+	return eval.Stage{Name: "reranked", Retriever: retrieve.RetrieverFunc(func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
 		cands, _, _, err := eng.Ranked(ctx, text, citefind.QueryOptions{K: k, Rerank: name})
 		if err != nil {
 			return nil, err
@@ -38,7 +39,7 @@ type pickTally struct {
 // candidates in reranked order, so that its accuracy@1 is the picker's.
 // The picker sees the top 10 reranked candidates (what query shows).
 func pickStage(eng *citefind.Engine, rerankName, set string, tally *pickTally) eval.Stage {
-	return eval.Stage{Name: "picked", Retriever: eval.RetrieverFunc(func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
+	return eval.Stage{Name: "picked", Retriever: retrieve.RetrieverFunc(func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
 		cands, cleaned, _, err := eng.Ranked(ctx, text, citefind.QueryOptions{K: k, Rerank: rerankName})
 		if err != nil || len(cands) == 0 {
 			return nil, err

@@ -21,6 +21,7 @@ import (
 	"github.com/citefind/citefind/internal/progress"
 	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/rerank/learned"
+	"github.com/citefind/citefind/retrieve"
 )
 
 // learnedFlags are the flags of the learned reranker in eval.
@@ -88,7 +89,7 @@ func (c *evalCmd) rerankStage(ctx context.Context, name string, f learnedFlags, 
 	}
 	candOpts := citefind.QueryOptions{K: depth, Retrievers: retrievers, Raw: raw}
 	stage := func(pick func(text string) (*learned.Reranker, error)) *eval.Stage {
-		return &eval.Stage{Name: "reranked", Retriever: eval.RetrieverFunc(func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
+		return &eval.Stage{Name: "reranked", Retriever: retrieve.RetrieverFunc(func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
 			r, err := pick(text)
 			if err != nil {
 				return nil, err

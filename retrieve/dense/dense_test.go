@@ -17,13 +17,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/corpus"
-	"github.com/citefind/citefind/fuse"
+	"github.com/citefind/citefind/retrieve"
 	"github.com/citefind/citefind/retrieve/dense"
 )
 
 // dense.Retriever plugs into fusion; the check lives in the test so that
 // dense does not import fuse.
-var _ fuse.Retriever = (*dense.Retriever)(nil)
+var _ retrieve.Retriever = (*dense.Retriever)(nil)
 
 // countingEmbedder wraps an embedder and counts the texts it embeds; fail,
 // when set, fails the call after that many texts were embedded.

@@ -17,13 +17,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/corpus"
-	"github.com/citefind/citefind/fuse"
+	"github.com/citefind/citefind/retrieve"
 	"github.com/citefind/citefind/retrieve/sparse"
 )
 
 // sparse.Retriever plugs into fusion; the check lives in the test so that
 // sparse does not import fuse.
-var _ fuse.Retriever = (*sparse.Retriever)(nil)
+var _ retrieve.Retriever = (*sparse.Retriever)(nil)
 
 func TestAnalyze(t *testing.T) {
 	tests := []struct {

@@ -111,7 +111,7 @@ func TestACMCRMeasure(t *testing.T) {
 			name := fmt.Sprintf("lsa-%d/%s", dim, fold)
 			var sum float64
 			for _, set := range a.Sets {
-				r := eval.RetrieverFunc(func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
+				r := retrieve.RetrieverFunc(func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
 					v, err := mf.Embed(ctx, []string{retrieve.Clean(q)})
 					if err != nil {
 						return nil, err
@@ -170,7 +170,7 @@ func TestACMCRMeasure(t *testing.T) {
 			}})
 		}
 		for _, run := range runs {
-			r := eval.RetrieverFunc(func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
+			r := retrieve.RetrieverFunc(func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
 				c, err := get(ctx, q)
 				if err != nil {
 					return nil, err
