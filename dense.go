@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/atomicfile"
 	"github.com/citefind/citefind/internal/progress"
 	"github.com/citefind/citefind/retrieve/dense"
 	"github.com/citefind/citefind/retrieve/dense/lsa"
@@ -248,14 +249,8 @@ func removeDenseLeftovers(dir string) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	tmp, _ := filepath.Glob(filepath.Join(dir, LSAModelFile+".tmp-*"))
-	for _, p := range tmp {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return n, fmt.Errorf("remove leftover %s: %w", filepath.Base(p), err)
-		}
-		n++
-	}
-	return n, nil
+	m, err := atomicfile.RemoveLeftovers(filepath.Join(dir, LSAModelFile))
+	return n + m, err
 }
 
 // modelIs reports whether the model file at path has identity id.
@@ -393,23 +388,7 @@ func trainLSA(ctx context.Context, st *corpus.Store, n int, opts BuildOptions) (
 // saveModel writes m to path atomically: a temp file in the same folder,
 // synced, renamed into place.
 func saveModel(path string, m *lsa.Model) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("save the builtin embedder's model: %w", err)
-	}
-	tmp := f.Name()
-	err = m.Save(f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, 0o644, func(f *os.File) error { return m.Save(f) }); err != nil {
 		return fmt.Errorf("save the builtin embedder's model: %w", err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/fuse"
+	"github.com/citefind/citefind/internal/atomicfile"
 )
 
 // FusionFile is the file in the database folder that holds the default
@@ -100,12 +101,7 @@ func SaveFusionConfig(ctx context.Context, dir string, st *corpus.Store, cfg Fus
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, FusionFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(filepath.Join(dir, FusionFile), append(b, '\n'), 0o644)
 }
 
 // BuiltinFusion returns the fusion defaults citefind ships for a database

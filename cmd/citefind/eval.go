@@ -19,6 +19,7 @@ import (
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/eval"
+	"github.com/citefind/citefind/internal/atomicfile"
 	"github.com/citefind/citefind/internal/datadir"
 	"github.com/citefind/citefind/internal/progress"
 	"github.com/citefind/citefind/retrieve/sparse"
@@ -798,19 +799,5 @@ func (c *evalCmd) ensureDB(ctx context.Context, db, bench string, files []string
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func writeFile(path string, fn func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, 0o644, func(f *os.File) error { return fn(f) })
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/citefind/citefind/fuse"
+	"github.com/citefind/citefind/internal/atomicfile"
 	"github.com/citefind/citefind/rerank"
 )
 
@@ -99,20 +100,12 @@ func (d *Dataset) Candidates(i int) []rerank.Candidate {
 
 // Save writes d as gzipped JSON to path (through a temporary file).
 func (d *Dataset) Save(path string) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	err := atomicfile.Write(path, 0o644, func(f *os.File) error {
+		zw := gzip.NewWriter(f)
+		return errors.Join(json.NewEncoder(zw).Encode(d), zw.Close())
+	})
 	if err != nil {
 		return fmt.Errorf("write dataset: %w", err)
-	}
-	zw := gzip.NewWriter(f)
-	err = json.NewEncoder(zw).Encode(d)
-	err = errors.Join(err, zw.Close(), f.Close())
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write dataset %s: %w", path, err)
 	}
 	return nil
 }

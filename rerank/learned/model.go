@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/citefind/citefind/internal/atomicfile"
 	"github.com/citefind/citefind/rerank"
 )
 
@@ -125,12 +126,7 @@ func (m *Model) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write model: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write model: %w", err)
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 	chromem "github.com/philippgille/chromem-go"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/atomicfile"
 )
 
 // Defaults for BuildOptions.
@@ -334,20 +335,11 @@ func write(ctx context.Context, dir string, b *builder, opts BuildOptions) (int6
 		os.Remove(path)
 		return 0, err
 	}
-	tmp := filepath.Join(dir, HeaderFile+".tmp-"+hex.EncodeToString(rnd[:]))
-	if _, err := writeSynced(tmp, func(w *bufio.Writer) error { _, err := w.Write(append(hb, '\n')); return err }); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(filepath.Join(dir, HeaderFile), append(hb, '\n'), 0o644); err != nil {
 		os.Remove(side)
 		os.Remove(path)
 		return 0, err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, HeaderFile)); err != nil {
-		os.Remove(tmp)
-		os.Remove(side)
-		os.Remove(path)
-		return 0, err
-	}
-	syncDir(dir)
 	// Committed. Remove exports and temp headers of earlier builds.
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
@@ -385,13 +377,6 @@ func writeSynced(path string, fill func(*bufio.Writer) error) (int64, error) {
 		err = cerr
 	}
 	return size, err
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // RemoveLeftovers removes what killed Builds left in the index folder dir:

@@ -3,9 +3,7 @@ package dense
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -16,6 +14,8 @@ import (
 	"unsafe"
 
 	chromem "github.com/philippgille/chromem-go"
+
+	"github.com/citefind/citefind/internal/atomicfile"
 )
 
 // The sidecar is a flat copy of the export made for loading: the paper IDs
@@ -176,24 +176,14 @@ func writeSidecar(dir, export string, exportSize int64, ids []string, dim int, r
 	}
 	l := layoutOf(n, dim, stride, blob)
 
-	var rnd [6]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return err
-	}
 	final := filepath.Join(dir, SidecarName(export))
-	tmp := final + ".tmp-" + hex.EncodeToString(rnd[:])
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
+	return atomicfile.Write(final, 0o644, func(f *os.File) error {
+		return fillSidecar(f, l, n, dim, stride, exportSize, blob, export, ids, row)
+	})
+}
+
+// fillSidecar writes a sidecar's payload and then its header to f.
+func fillSidecar(f *os.File, l sidecarLayout, n, dim, stride int, exportSize int64, blob int64, export string, ids []string, row func(int) []float32) error {
 	// The header, with the payload's checksum, is written last.
 	if _, err := f.Write(make([]byte, sidecarHdrSize)); err != nil {
 		return err
@@ -243,18 +233,6 @@ func writeSidecar(dir, export string, exportSize int64, ids []string, dim int, r
 	if _, err := f.WriteAt(hdr, 0); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	cerr := f.Close()
-	f = nil
-	if cerr != nil {
-		return cerr
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return err
-	}
-	syncDir(dir)
 	return nil
 }
 

@@ -1,0 +1,8 @@
+package atomicfile
+
+import (
+	"errors"
+	"syscall"
+)
+
+func isEINVAL(err error) bool { return errors.Is(err, syscall.EINVAL) }
