@@ -3,8 +3,8 @@ package dense
 import (
 	"context"
 	"math"
-	"slices"
-	"sort"
+
+	"github.com/citefind/citefind/internal/topk"
 )
 
 // The query path scans an int8 copy of the matrix first and re-scores in
@@ -155,7 +155,7 @@ func (r *Retriever) scanQuant(ctx context.Context, q []float32, k int) ([]cand, 
 	}
 	defer r.scratch.Put(sc)
 	upper, ints := sc.upper, sc.ints
-	approx := make([]cand, 0, k)
+	approx := topk.New[cand](k)
 	for start := 0; start < n; start += scanBlock {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
@@ -169,41 +169,30 @@ func (r *Retriever) scanQuant(ctx context.Context, q []float32, k int) ([]cand, 
 			a := float32(v) * s * qscale
 			ups[i] = a + s*boundS + l1s[i]*boundL1
 			c := cand{a, int32(start + i)}
-			if len(approx) < k {
-				approx = append(approx, c)
-				siftUp(approx, len(approx)-1)
-			} else if approx[0].worse(c) {
-				approx[0] = c
-				siftDown(approx, 0)
+			if !approx.Full() || approx.Min().Worse(c) {
+				approx.Push(c)
 			}
 		}
 	}
 
 	// Re-score pass 1's best exactly; then every row whose bound reaches
 	// the k-th best exact score.
-	h := make([]cand, 0, k)
+	h := topk.New[cand](k)
 	push := func(row int) {
-		c := cand{dot(q, r.vecs[row*d:(row+1)*d:(row+1)*d]), int32(row)}
-		if len(h) < k {
-			h = append(h, c)
-			siftUp(h, len(h)-1)
-		} else if h[0].worse(c) {
-			h[0] = c
-			siftDown(h, 0)
-		}
+		h.Push(cand{dot(q, r.vecs[row*d:(row+1)*d:(row+1)*d]), int32(row)})
 	}
-	for _, c := range approx {
+	for _, c := range approx.Items() {
 		push(int(c.row))
 		upper[c.row] = float32(math.Inf(-1))
 	}
-	rescored := len(approx)
+	rescored := approx.Len()
 	for start := 0; start < n; start += scanBlock {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
 		end := min(start+scanBlock, n)
 		for row, u := range upper[start:end] {
-			if len(h) == k && u < h[0].score-slack {
+			if h.Full() && u < h.Min().score-slack {
 				continue
 			}
 			if math.IsInf(float64(u), -1) {
@@ -213,6 +202,5 @@ func (r *Retriever) scanQuant(ctx context.Context, q []float32, k int) ([]cand, 
 			rescored++
 		}
 	}
-	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
-	return slices.Clip(h), rescored, nil
+	return h.Sorted(), rescored, nil
 }

@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
 	chromem "github.com/philippgille/chromem-go"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/topk"
 )
 
 // Stat reads the header of the index in dir without loading it. It fails
@@ -215,8 +215,8 @@ type cand struct {
 	row   int32
 }
 
-// worse orders candidates: lower score, then higher row (= higher ID).
-func (c cand) worse(d cand) bool {
+// Worse orders candidates: lower score, then higher row (= higher ID).
+func (c cand) Worse(d cand) bool {
 	return c.score < d.score || c.score == d.score && c.row > d.row
 }
 
@@ -228,7 +228,7 @@ func (c cand) worse(d cand) bool {
 func (r *Retriever) scan(ctx context.Context, q []float32, k int) ([]cand, error) {
 	d := r.dim
 	n := len(r.ids)
-	h := make([]cand, 0, k)
+	h := topk.New[cand](k)
 	vecs := r.vecs
 	for start := 0; start < n; start += scanBlock {
 		if err := ctx.Err(); err != nil {
@@ -239,17 +239,12 @@ func (r *Retriever) scan(ctx context.Context, q []float32, k int) ([]cand, error
 		for i := start; i < end; i++ {
 			s := dot(q, row[:d:d])
 			row = row[d:]
-			if len(h) < k {
-				h = append(h, cand{s, int32(i)})
-				siftUp(h, len(h)-1)
-			} else if s > h[0].score {
-				h[0] = cand{s, int32(i)}
-				siftDown(h, 0)
+			if !h.Full() || s > h.Min().score {
+				h.Push(cand{s, int32(i)})
 			}
 		}
 	}
-	sort.Slice(h, func(i, j int) bool { return h[j].worse(h[i]) })
-	return h, nil
+	return h.Sorted(), nil
 }
 
 // dot is the dot product of two equally long vectors, unrolled by 8 with
@@ -270,35 +265,4 @@ func dot(a, b []float32) float32 {
 		s0 += a[i] * b[i]
 	}
 	return (s0 + s1) + (s2 + s3)
-}
-
-// siftUp and siftDown maintain a min-heap under worse (the worst on top).
-func siftUp(h []cand, i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h[i].worse(h[p]) {
-			return
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func siftDown(h []cand, i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h[r].worse(h[l]) {
-			m = r
-		}
-		if !h[m].worse(h[i]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 }

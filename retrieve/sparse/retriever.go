@@ -22,6 +22,7 @@ import (
 	zap "github.com/blevesearch/zapx/v17"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/topk"
 )
 
 // Sentinel errors. Test with errors.Is.
@@ -291,7 +292,7 @@ type accum struct {
 	scores  []float64
 	touched []uint32
 	tfd     index.TermFieldDoc
-	heap    []cand
+	heap    topk.Heap[cand]
 	idbuf   []byte
 	// per segment, reused across terms and queries
 	dicts []segment.TermDictionary
@@ -416,7 +417,7 @@ func (r *Retriever) release(a *accum) {
 		a.scores[n] = 0
 	}
 	a.touched = a.touched[:0]
-	a.heap = a.heap[:0]
+	a.heap.Reset(0)
 	r.pool.Put(a)
 }
 
@@ -579,9 +580,9 @@ func (a *accum) grow(num uint64) []float64 {
 	return s
 }
 
-// less orders candidates worst first for the min-heap: lower score, then
-// higher doc number.
-func (c cand) less(d cand) bool {
+// Worse orders candidates worst first for the top-k heap: lower score,
+// then higher doc number.
+func (c cand) Worse(d cand) bool {
 	if c.score != d.score {
 		return c.score < d.score
 	}
@@ -591,18 +592,11 @@ func (c cand) less(d cand) bool {
 // topK selects the k best touched documents and returns them best first,
 // ties by external ID ascending.
 func (r *Retriever) topK(a *accum, k int) ([]corpus.Hit, error) {
-	h := a.heap[:0]
+	a.heap.Reset(k)
 	for _, num := range a.touched {
-		c := cand{num: num, score: a.scores[num]}
-		if len(h) < k {
-			h = append(h, c)
-			siftUp(h, len(h)-1)
-		} else if h[0].less(c) {
-			h[0] = c
-			siftDown(h, 0)
-		}
+		a.heap.Push(cand{num: num, score: a.scores[num]})
 	}
-	a.heap = h
+	h := a.heap.Items()
 
 	// Ties at the cut-off score: the heap kept an arbitrary subset of the
 	// documents scoring exactly the k-th score; choose by external ID.
@@ -665,34 +659,4 @@ func (r *Retriever) topK(a *accum, k int) ([]corpus.Hit, error) {
 func (r *Retriever) externalID(a *accum, num uint32) (string, error) {
 	a.idbuf = index.NewIndexInternalID(a.idbuf, uint64(num))
 	return r.rd.ExternalID(a.idbuf)
-}
-
-func siftUp(h []cand, i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h[i].less(h[p]) {
-			return
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func siftDown(h []cand, i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h[r].less(h[l]) {
-			m = r
-		}
-		if !h[m].less(h[i]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 }
