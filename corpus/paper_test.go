@@ -124,3 +124,16 @@ func TestPaperCSLJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"id":"k","title":"T","issued":{"raw":"March 2021"}}`), &q))
 	assert.Equal(t, 2021, q.Year)
 }
+
+func TestNormalizeTitle(t *testing.T) {
+	for in, want := range map[string]string{
+		"Attention Is All You Need!":             "attention is all you need",
+		"  BERT: Pre-training of Deep\nNetworks": "bert pre training of deep networks",
+		"Café — Über Naïve Bayes":                "cafe uber naive bayes",
+		"ﬁne-tuning (v2)":                        "fine tuning v2",
+		"":                                       "",
+		"!!!":                                    "",
+	} {
+		assert.Equal(t, want, corpus.NormalizeTitle(in), "NormalizeTitle(%q)", in)
+	}
+}

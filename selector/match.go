@@ -2,42 +2,14 @@ package selector
 
 import (
 	"strings"
-	"unicode"
 
-	"golang.org/x/text/unicode/norm"
-
+	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/rerank"
 )
 
 // FuzzyThreshold is the least TitleSimilarity at which a title the model
 // wrote is taken to be a candidate's title.
 const FuzzyThreshold = 0.9
-
-// NormalizeTitle folds a title for comparison: Unicode compatibility
-// decomposition with the accents dropped, lower case, every run of
-// characters that are not letters or digits turned into one space,
-// trimmed. "Attention Is All You Need!" and "attention is all you need"
-// are equal; so are "Café" and "cafe".
-func NormalizeTitle(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range norm.NFKD.String(s) {
-		switch {
-		case unicode.Is(unicode.Mn, r):
-			continue
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = false
-			b.WriteRune(unicode.ToLower(r))
-		default:
-			space = true
-		}
-	}
-	return b.String()
-}
 
 // TitleSimilarity is the normalised Levenshtein similarity of two
 // titles after NormalizeTitle: 1 − d/max(|a|, |b|), where d is the edit
@@ -46,7 +18,7 @@ func NormalizeTitle(s string) string {
 // one-character typo in a 40-character title scores 0.975; a dropped
 // subtitle usually falls well below FuzzyThreshold.
 func TitleSimilarity(a, b string) float64 {
-	ra, rb := []rune(NormalizeTitle(a)), []rune(NormalizeTitle(b))
+	ra, rb := []rune(corpus.NormalizeTitle(a)), []rune(corpus.NormalizeTitle(b))
 	if len(ra) == 0 || len(rb) == 0 {
 		return 0
 	}
@@ -108,13 +80,13 @@ func match(a answer, cands []rerank.Candidate, ids []string) (int, string) {
 	if title == "" && len([]rune(strings.TrimSpace(a.ID))) > 2*rerank.IDLen {
 		title = a.ID
 	}
-	nt := NormalizeTitle(title)
+	nt := corpus.NormalizeTitle(title)
 	if nt == "" {
 		return -1, ""
 	}
 	var exact []int
 	for i, c := range cands {
-		if NormalizeTitle(c.Title) == nt {
+		if corpus.NormalizeTitle(c.Title) == nt {
 			exact = append(exact, i)
 		}
 	}

@@ -22,19 +22,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func TestNormalizeTitle(t *testing.T) {
-	for in, want := range map[string]string{
-		"Attention Is All You Need!":             "attention is all you need",
-		"  BERT: Pre-training of Deep\nNetworks": "bert pre training of deep networks",
-		"Café — Über Naïve Bayes":                "cafe uber naive bayes",
-		"ﬁne-tuning (v2)":                        "fine tuning v2",
-		"":                                       "",
-		"!!!":                                    "",
-	} {
-		assert.Equal(t, want, selector.NormalizeTitle(in), "NormalizeTitle(%q)", in)
-	}
-}
-
 func TestTitleSimilarity(t *testing.T) {
 	assert.Equal(t, 1.0, selector.TitleSimilarity("Attention is all you need", "ATTENTION IS ALL YOU NEED."))
 	assert.Equal(t, 0.0, selector.TitleSimilarity("", "x"))

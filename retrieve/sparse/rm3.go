@@ -1,9 +1,11 @@
 package sparse
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/citefind/citefind/corpus"
 )
@@ -107,13 +109,10 @@ func (m *RM3) ExpandFrom(ctx context.Context, query string, hits []corpus.Hit) (
 		}
 	}
 	slices.SortFunc(cands, func(a, b tw) int {
-		switch {
-		case a.w > b.w:
-			return -1
-		case a.w < b.w:
-			return 1
+		if c := cmp.Compare(b.w, a.w); c != 0 {
+			return c
 		}
-		return compareStrings(a.t, b.t)
+		return strings.Compare(a.t, b.t)
 	})
 	maxDF := uint64(maxDFRatio * float64(m.R.n))
 	var kept []tw
@@ -152,16 +151,6 @@ func (m *RM3) ExpandFrom(ctx context.Context, query string, hits []corpus.Hit) (
 		out[i] = Term{Text: t, Weight: weights[t]}
 	}
 	return out, nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // expansionTerm reports whether t may expand a query: 2–20 characters of

@@ -3,6 +3,7 @@ package lsa
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -240,7 +241,7 @@ func load(r io.Reader) (*Model, error) {
 	if m.sigma, err = l.float64s(dim); err != nil {
 		return nil, err
 	}
-	if !slices.IsSortedFunc(m.sigma, func(a, b float64) int { return -cmpFloat(a, b) }) || m.sigma[dim-1] < 0 {
+	if !slices.IsSortedFunc(m.sigma, func(a, b float64) int { return cmp.Compare(b, a) }) || m.sigma[dim-1] < 0 {
 		return nil, fmt.Errorf("%w: singular values not descending and non-negative", ErrCorrupt)
 	}
 	if m.v, err = l.float32s(terms * dim); err != nil {
@@ -295,16 +296,6 @@ func (l *loader) float32s(n int) ([]float32, error) {
 		}
 	}
 	return out, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ModelID returns the Model() identity of the model file at path without
