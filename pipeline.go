@@ -8,6 +8,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/citefind/citefind/internal/llm"
 	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/selector"
 )
@@ -55,7 +56,7 @@ func (e *Engine) Reranker(name string) (rerank.Reranker, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r, err = rerank.NewLLM(client, rerank.LLMOptions{Model: rerank.LLMModel(e.opts.LLM)}); err != nil {
+		if r, err = rerank.NewLLM(client, rerank.LLMOptions{Model: llm.Model(e.opts.LLM)}); err != nil {
 			return nil, err
 		}
 	default:
@@ -87,7 +88,7 @@ func (e *Engine) Picker() (selector.Picker, error) {
 	if e.pickerVal != nil {
 		return e.pickerVal, nil
 	}
-	if e.opts.LLM == "" && os.Getenv(rerank.EnvLLM) == "" {
+	if e.opts.LLM == "" && os.Getenv(llm.EnvModel) == "" {
 		e.pickerVal = selector.TopRank{}
 		return e.pickerVal, nil
 	}
@@ -95,7 +96,7 @@ func (e *Engine) Picker() (selector.Picker, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := selector.New(client, selector.Options{Model: rerank.LLMModel(e.opts.LLM)})
+	p, err := selector.New(client, selector.Options{Model: llm.Model(e.opts.LLM)})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/citefind/citefind/internal/llm"
 )
 
 // Ranking is a parsed model reply to the rerank prompt.
@@ -93,7 +95,7 @@ func ParseRanking(reply string, ids []string) Ranking {
 	}
 	seen := make([]bool, len(ids))
 	take := func(id string) bool {
-		i, ok := index[NormalizeID(id)]
+		i, ok := index[llm.NormalizeID(id)]
 		if !ok {
 			r.Unknown++
 			return false
@@ -107,7 +109,7 @@ func ParseRanking(reply string, ids []string) Ranking {
 		return true
 	}
 
-	raw, ok := ExtractJSON(reply, func(raw json.RawMessage) bool {
+	raw, ok := llm.ExtractJSON(reply, func(raw json.RawMessage) bool {
 		_, ok := rankingList(raw)
 		return ok
 	})
@@ -149,7 +151,7 @@ func ParseRanking(reply string, ids []string) Ranking {
 		for _, w := range strings.FieldsFunc(text, func(c rune) bool {
 			return !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z')
 		}) {
-			if len(w) == IDLen && isIDWord(w) {
+			if llm.LooksLikeID(w) {
 				take(w)
 			}
 		}
@@ -161,9 +163,9 @@ func ParseRanking(reply string, ids []string) Ranking {
 		case r.Numbers > 0:
 			r.Failure = fmt.Sprintf("the model answered with %d numbers instead of candidate IDs", r.Numbers)
 		case ok:
-			r.Failure = fmt.Sprintf("the model's reply named no candidate ID: %q", Shorten(reply, maxShown))
+			r.Failure = fmt.Sprintf("the model's reply named no candidate ID: %q", llm.Shorten(reply, llm.MaxShown))
 		default:
-			r.Failure = fmt.Sprintf("the model's reply was not JSON and named no candidate ID: %q", Shorten(reply, maxShown))
+			r.Failure = fmt.Sprintf("the model's reply was not JSON and named no candidate ID: %q", llm.Shorten(reply, llm.MaxShown))
 		}
 		r.Order = nil
 		return r
@@ -204,16 +206,4 @@ func isNumber(s string) bool {
 		}
 	}
 	return digits > 0
-}
-
-// isIDWord reports whether w is written like an ID in salvage mode: upper
-// case letters of the ID alphabet only, so that prose words ("rank",
-// "JSON") are neither taken nor counted as unknown.
-func isIDWord(w string) bool {
-	for i := 0; i < len(w); i++ {
-		if !strings.ContainsRune(idLetters, rune(w[i])) {
-			return false
-		}
-	}
-	return true
 }

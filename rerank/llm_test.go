@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ollama/ollama/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/citefind/citefind/internal/llm"
 	"github.com/citefind/citefind/internal/ollamatest"
 	"github.com/citefind/citefind/rerank"
 )
@@ -53,7 +53,7 @@ func assertGolden(t *testing.T, name, got string) {
 
 func TestPromptGolden(t *testing.T) {
 	cands := goldenCandidates()
-	ids := rerank.RandomIDs(len(cands), 1)
+	ids := llm.RandomIDs(len(cands), 1)
 	sys, usr, err := rerank.Prompt("Transformers [CITATION] replaced recurrence\nwith self-attention.", cands, ids, 120)
 	require.NoError(t, err)
 	assertGolden(t, "rerank_system.golden", sys)
@@ -289,7 +289,7 @@ func TestLLMRequest(t *testing.T) {
 	assert.False(t, *req.Stream, "stream must be false")
 	assert.Equal(t, map[string]any{"temperature": 0.0, "seed": 7.0, "num_ctx": 8192.0}, req.Options, "temperature 0 and the seed always win")
 	assert.JSONEq(t, `"10m0s"`, string(req.KeepAlive))
-	shown := rerank.RandomIDs(5, 3)
+	shown := llm.RandomIDs(5, 3)
 	assert.JSONEq(t, string(rerank.RankingSchema(shown)), string(req.Format))
 	require.Len(t, req.Messages, 2)
 	assert.Equal(t, "system", req.Messages[0].Role)
@@ -313,23 +313,6 @@ func TestLLMRequest(t *testing.T) {
 
 	_, err = rerank.NewLLM(nil, rerank.LLMOptions{Window: -1})
 	require.Error(t, err)
-}
-
-func TestLLMModel(t *testing.T) {
-	t.Setenv(rerank.EnvLLM, "")
-	assert.Equal(t, rerank.DefaultLLMModel, rerank.LLMModel(""))
-	t.Setenv(rerank.EnvLLM, "llama3.2:3b")
-	assert.Equal(t, "llama3.2:3b", rerank.LLMModel(""))
-	assert.Equal(t, "phi4-mini", rerank.LLMModel("phi4-mini"))
-}
-
-func TestChatStreamed(t *testing.T) {
-	srv := ollamatest.New(t, ollamatest.Fixed(ollamatest.Reply{Content: `{"ranking":["KDTQ","BXMR"]}`, Chunk: 3}))
-	// Stream left nil: Ollama streams; Chat joins the chunks.
-	got, err := rerank.Chat(t.Context(), srv.Client(), &api.ChatRequest{Model: "m"}, 0)
-	require.NoError(t, err)
-	assert.Equal(t, `{"ranking":["KDTQ","BXMR"]}`, got)
-	assert.True(t, srv.Requests()[0].Streaming())
 }
 
 // TestLLMRerankProperty drives the reranker with random candidate lists
@@ -416,7 +399,7 @@ func TestLLMReal(t *testing.T) {
 	if os.Getenv("OLLAMA_HOST") == "" {
 		t.Skip("OLLAMA_HOST not set")
 	}
-	l, err := rerank.NewLLM(nil, rerank.LLMOptions{Model: rerank.LLMModel(""), Timeout: 5 * time.Minute})
+	l, err := rerank.NewLLM(nil, rerank.LLMOptions{Model: llm.Model(""), Timeout: 5 * time.Minute})
 	require.NoError(t, err)
 	in := goldenCandidates()
 	out, err := l.Rerank(t.Context(), "The Transformer [CITATION] dispenses with recurrence entirely and relies on self-attention.", in)
@@ -454,7 +437,7 @@ func BenchmarkLLMRerank(b *testing.B) {
 
 // BenchmarkParseRanking measures parsing alone.
 func BenchmarkParseRanking(b *testing.B) {
-	shown := rerank.RandomIDs(30, 1)
+	shown := llm.RandomIDs(30, 1)
 	reply, _ := json.Marshal(map[string]any{"ranking": shown})
 	s := "Here you go:\n```json\n" + string(reply) + "\n```"
 	b.ReportAllocs()

@@ -12,7 +12,7 @@
 // candidate (NamedNonCandidate), which Tally turns into the hallucination
 // figures of an evaluation.
 //
-//	p, err := selector.New(nil, selector.Options{Model: rerank.LLMModel(flagLLM)})
+//	p, err := selector.New(nil, selector.Options{Model: "qwen2.5:3b"})
 //	...
 //	pick, err := p.Pick(ctx, query, outcome.Candidates)
 //	if pick.Fallback {

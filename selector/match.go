@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/llm"
 	"github.com/citefind/citefind/rerank"
 )
 
@@ -57,7 +58,7 @@ type answer struct {
 // match maps an answer to an index into cands (shown under ids, parallel
 // to cands), returning -1 when nothing maps. Rules, in order:
 //
-//  1. the ID, after rerank.NormalizeID, is one of ids;
+//  1. the ID, after llm.NormalizeID, is one of ids;
 //  2. the normalised title equals a candidate's normalised title;
 //  3. the title's TitleSimilarity with a candidate's is >= FuzzyThreshold,
 //     the most similar winning.
@@ -69,7 +70,7 @@ type answer struct {
 // ID does is ignored (the ID wins). An answer whose ID field holds
 // something longer than an ID (a title) is matched as a title too.
 func match(a answer, cands []rerank.Candidate, ids []string) (int, string) {
-	if id := rerank.NormalizeID(a.ID); id != "" {
+	if id := llm.NormalizeID(a.ID); id != "" {
 		for i, s := range ids {
 			if s == id {
 				return i, MatchID
@@ -77,7 +78,7 @@ func match(a answer, cands []rerank.Candidate, ids []string) (int, string) {
 		}
 	}
 	title := a.Title
-	if title == "" && len([]rune(strings.TrimSpace(a.ID))) > 2*rerank.IDLen {
+	if title == "" && len([]rune(strings.TrimSpace(a.ID))) > 2*llm.IDLen {
 		title = a.ID
 	}
 	nt := corpus.NormalizeTitle(title)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/citefind/citefind/internal/llm"
 	"github.com/citefind/citefind/rerank"
 )
 
@@ -98,38 +99,15 @@ const (
 	maxAuthors = 3
 )
 
-// Options configure New. The zero value picks among the top 10
-// candidates with rerank.DefaultLLMModel at temperature 0 and seed
-// rerank.DefaultSeed, showing 400 runes of each abstract, within a minute.
-type Options struct {
-	// Model is the Ollama chat model. "" means rerank.DefaultLLMModel
-	// (see rerank.LLMModel for the --llm / CITEFIND_LLM rule).
-	Model string
-	// Window is how many of the top candidates are shown, >= 0. The pick
-	// is always among them. 0 means DefaultWindow (10).
-	Window int
-	// AbstractChars is how many runes of each abstract are shown. 0 means
-	// DefaultAbstractChars; negative shows none.
-	AbstractChars int
-	// Seed is the sampling seed. 0 means rerank.DefaultSeed.
-	Seed int
-	// Timeout bounds each pick. 0 means DefaultTimeout; negative means
-	// only ctx's deadline.
-	Timeout time.Duration
-	// KeepAlive is how long the server keeps the model loaded. 0 means
-	// the server's default; negative, forever.
-	KeepAlive time.Duration
-	// Options are extra model options ("num_ctx", …); temperature is
-	// always 0 and the seed always Seed.
-	Options map[string]any
-	// IDSeed fixes the candidate IDs shown (rerank.RandomIDs); 0 draws
-	// new ones on every call.
-	IDSeed uint64
-}
+// Options configure New (see llm.Options for each field). The zero value
+// picks among the top DefaultWindow candidates with llm.DefaultModel at
+// temperature 0 and seed llm.DefaultSeed, showing DefaultAbstractChars
+// runes of each abstract, within DefaultTimeout.
+type Options = llm.Options
 
 // LLM picks with an Ollama chat model. It is safe for concurrent use.
 type LLM struct {
-	chat rerank.ChatConfig
+	chat llm.Config
 }
 
 var _ Picker = (*LLM)(nil)
@@ -138,7 +116,7 @@ var _ Picker = TopRank{}
 // New returns a model picker. A nil client means
 // api.ClientFromEnvironment (OLLAMA_HOST). It does not contact the server.
 func New(client *api.Client, opts Options) (*LLM, error) {
-	c, err := rerank.NewChat(client, rerank.LLMOptions(opts), rerank.ChatDefaults{Window: DefaultWindow, AbstractChars: DefaultAbstractChars, Timeout: DefaultTimeout})
+	c, err := llm.New(client, opts, llm.Defaults{Window: DefaultWindow, AbstractChars: DefaultAbstractChars, Timeout: DefaultTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("new picker: %w", err)
 	}
@@ -174,7 +152,7 @@ func Prompt(query string, cands []rerank.Candidate, ids []string, abstractChars 
 	if len(ids) != len(cands) || len(cands) == 0 {
 		return "", "", fmt.Errorf("render pick prompt: %d candidates, %d IDs", len(cands), len(ids))
 	}
-	d := promptData{Query: rerank.CleanText(query), IDs: ids, Sep: rerank.Separator, Candidates: make([]promptCandidate, len(cands))}
+	d := promptData{Query: llm.CleanText(query), IDs: ids, Sep: rerank.Separator, Candidates: make([]promptCandidate, len(cands))}
 	for i, c := range cands {
 		authors := c.Authors
 		etal := ""
@@ -182,10 +160,10 @@ func Prompt(query string, cands []rerank.Candidate, ids []string, abstractChars 
 			authors, etal = authors[:maxAuthors], " et al."
 		}
 		d.Candidates[i] = promptCandidate{
-			ID: ids[i], Title: rerank.CleanText(c.Title), Year: c.Year,
-			Authors:  rerank.CleanText(strings.Join(authors, ", ")) + etal,
-			Venue:    rerank.CleanText(c.Venue),
-			Abstract: rerank.TruncateText(c.Abstract, abstractChars),
+			ID: ids[i], Title: llm.CleanText(c.Title), Year: c.Year,
+			Authors:  llm.CleanText(strings.Join(authors, ", ")) + etal,
+			Venue:    llm.CleanText(c.Venue),
+			Abstract: llm.TruncateText(c.Abstract, abstractChars),
 		}
 	}
 	var sys, usr strings.Builder
@@ -231,7 +209,7 @@ func (p *LLM) Pick(ctx context.Context, query string, cands []rerank.Candidate) 
 		return Pick{ID: cands[0].ID, Rank: 1, MatchedBy: MatchTopRank}, nil
 	}
 	shown := cands[:min(p.chat.Window, len(cands))]
-	ids := rerank.RandomIDs(len(shown), p.chat.IDSeed)
+	ids := llm.RandomIDs(len(shown), p.chat.IDSeed)
 	sys, usr, err := Prompt(query, shown, ids, p.chat.AbstractChars)
 	if err != nil {
 		return topRank(cands, err.Error()), nil
@@ -251,7 +229,7 @@ func (p *LLM) Pick(ctx context.Context, query string, cands []rerank.Candidate) 
 // and mapping rules in one place.
 //
 // The reply's JSON may be bare, fenced or inside prose
-// (rerank.ExtractJSON); keys are matched case-insensitively, and "id"
+// (llm.ExtractJSON); keys are matched case-insensitively, and "id"
 // may also be spelled "candidate", "choice" or "answer". A reply without
 // JSON still maps when exactly one shown ID occurs in it as a word.
 func Resolve(raw string, cands []rerank.Candidate, ids []string) Pick {
@@ -267,7 +245,7 @@ func Resolve(raw string, cands []rerank.Candidate, ids []string) Pick {
 	if !ok {
 		found := idsInText(raw, ids)
 		if len(found) != 1 {
-			return fallback(fmt.Sprintf("the model's reply was not JSON: %q", rerank.Shorten(raw, 200)))
+			return fallback(fmt.Sprintf("the model's reply was not JSON: %q", llm.Shorten(raw, 200)))
 		}
 		a = answer{ID: found[0]}
 	}
@@ -278,7 +256,7 @@ func Resolve(raw string, cands []rerank.Candidate, ids []string) Pick {
 			p.Reasoning = a.Reasoning
 			return p
 		}
-		p := fallback(fmt.Sprintf("the model named a paper that is not a candidate (id %q, title %q)", rerank.Shorten(a.ID, 40), rerank.Shorten(a.Title, 120)))
+		p := fallback(fmt.Sprintf("the model named a paper that is not a candidate (id %q, title %q)", llm.Shorten(a.ID, 40), llm.Shorten(a.Title, 120)))
 		p.Reasoning = a.Reasoning
 		p.NamedNonCandidate = true
 		return p
@@ -290,7 +268,7 @@ func Resolve(raw string, cands []rerank.Candidate, ids []string) Pick {
 func parseAnswer(raw string) (answer, bool) {
 	var a answer
 	found := false
-	rerank.ExtractJSON(raw, func(v json.RawMessage) bool {
+	llm.ExtractJSON(raw, func(v json.RawMessage) bool {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(v, &obj) != nil {
 			return false

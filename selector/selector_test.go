@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/citefind/citefind/internal/llm"
 	"github.com/citefind/citefind/internal/ollamatest"
 	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/selector"
@@ -48,7 +49,7 @@ func cands() []rerank.Candidate {
 	}
 }
 
-var shown = rerank.RandomIDs(5, 11)
+var shown = llm.RandomIDs(5, 11)
 
 func TestResolve(t *testing.T) {
 	reply := func(id, title string, year int) string {
@@ -363,7 +364,7 @@ func TestLLMPickReal(t *testing.T) {
 	if os.Getenv("OLLAMA_HOST") == "" {
 		t.Skip("OLLAMA_HOST not set")
 	}
-	p, err := selector.New(nil, selector.Options{Model: rerank.LLMModel(""), Timeout: 5 * time.Minute})
+	p, err := selector.New(nil, selector.Options{Model: llm.Model(""), Timeout: 5 * time.Minute})
 	require.NoError(t, err)
 	got, err := p.Pick(t.Context(), "The Transformer [CITATION] dispenses with recurrence and relies entirely on self-attention.", cands())
 	require.NoError(t, err)

@@ -1,7 +1,8 @@
-package rerank
+package llm
 
 import (
 	"math/rand/v2"
+	"strings"
 )
 
 // idLetters are the letters of candidate IDs: consonants only, without Y,
@@ -81,4 +82,19 @@ func NormalizeID(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// LooksLikeID reports whether w is written like an ID: IDLen upper-case
+// letters of the ID alphabet, so that prose words ("rank", "JSON") are
+// not taken for IDs when a reply is salvaged.
+func LooksLikeID(w string) bool {
+	if len(w) != IDLen {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if !strings.ContainsRune(idLetters, rune(w[i])) {
+			return false
+		}
+	}
+	return true
 }

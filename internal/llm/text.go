@@ -1,4 +1,4 @@
-package rerank
+package llm
 
 import (
 	"bytes"
