@@ -73,9 +73,9 @@ EVAL_TEXTBOOK := --bm25-k1 1.2 --bm25-b 0.75 --bm25-k3 0 --field-weights text=1
 eval: build
 	@test -d $(ACMCR) || { echo "ACM-CR not found at $(ACMCR) (set CITEFIND_DATA)"; exit 1; }
 	@mkdir -p docs/eval $(EVAL_OUT)
-	$(BIN) eval --bench acm-cr --db $(EVAL_DB) --data $(ACMCR) --quiet --label textbook $(EVAL_TEXTBOOK) \
+	$(BIN) eval --bench acm-cr --db $(EVAL_DB) --data $(ACMCR) --quiet --retrievers bm25 --label textbook $(EVAL_TEXTBOOK) \
 	  --save-run $(EVAL_OUT)/acm-cr-textbook.json > /dev/null
-	$(BIN) eval --bench acm-cr --db $(EVAL_DB) --data $(ACMCR) --quiet --label tuned \
+	$(BIN) eval --bench acm-cr --db $(EVAL_DB) --data $(ACMCR) --quiet --retrievers bm25 --label tuned \
 	  --save-run $(EVAL_OUT)/acm-cr-tuned.json --run-out $(EVAL_OUT)/citefind-bm25.run > $(EVAL_OUT)/eval.md
 	$(BIN) eval --compare $(EVAL_OUT)/acm-cr-textbook.json $(EVAL_OUT)/acm-cr-tuned.json \
 	  --report docs/eval/acm-cr.md > /dev/null

@@ -1,17 +1,22 @@
-// Package citefind wires citefind's stages together: ingest files into the
-// canonical store (corpus), build the derived search indexes
-// (retrieve/sparse), and answer queries through them.
+// Package citefind holds the public types of citefind's query pipeline:
+// the retriever and reranker names, QueryOptions, and the Result of a
+// query (Hit, SourceRank, Picked, and the Stages evaluation reads). The
+// work is done in packages of their own, in the order of the pipeline:
 //
-// A database is a folder:
+//	corpus/    the canonical paper store and the readers (BibTeX, JSONL, CSL-JSON)
+//	db/        the database folder: layout, lock, status, pipeline configuration, backend
+//	build/     ingest and index building (Ensure: what `citefind index` runs)
+//	retrieve/  the Retriever and Backend contracts; sparse/ (BM25), dense/, local/
+//	fuse/      fusion of ranked lists
+//	rerank/, selector/  rerankers and the closed-world picker
+//	engine/    the query pipeline: Search, one entry point
+//	eval/      benchmarks, metrics, comparisons
+//	cite/      [[cite:ID]] placeholders → citations and a bibliography
+//	server/    HTTP API, MCP tools, web page
 //
-//	DIR/papers.sqlite   the canonical store (corpus.Store)
-//	DIR/bm25.bleve/     the BM25 index, derived from the store, rebuilt when stale
+// Typical use (docs/architecture.md has the whole data flow):
 //
-// Typical use:
-//
-//	st, _ := corpus.OpenStore(ctx, filepath.Join(dir, citefind.StoreFile))
-//	sum, _ := citefind.Ingest(ctx, st, []string{"refs.bib"}, citefind.IngestOptions{})
-//	_, _ = citefind.BuildIndexes(ctx, dir, st, citefind.BuildOptions{})
-//	e, _ := citefind.Open(ctx, dir, citefind.EngineOptions{})
-//	res, _ := e.Query(ctx, "dense retrieval outperforms BM25 [12]", citefind.QueryOptions{K: 10})
+//	_, err := build.Ensure(ctx, dir, build.EnsureOptions{Files: []string{"refs.bib"}})
+//	e, err := engine.Open(ctx, dir, engine.Options{})
+//	res, err := e.Search(ctx, "dense retrieval outperforms BM25 [12]", citefind.QueryOptions{K: 10})
 package citefind

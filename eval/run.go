@@ -139,6 +139,33 @@ func ScoreRun(ctx context.Context, set TopicSet, hits map[string][]corpus.Hit, o
 }
 
 func run(ctx context.Context, set TopicSet, opts Options, retrieve func(context.Context, Query, int) ([]corpus.Hit, error)) (*Result, error) {
+	rs, err := RunMulti(ctx, set, []string{opts.Stage}, func(ctx context.Context, q Query, k int) (map[string]StageList, error) {
+		start := time.Now()
+		hits, err := retrieve(ctx, q, k)
+		return map[string]StageList{opts.Stage: {Hits: hits, Latency: time.Since(start), Err: err}}, nil
+	}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// StageList is one stage's ranking of one query.
+type StageList struct {
+	Hits    []corpus.Hit  // best first
+	Latency time.Duration // how long the stage took for the query
+	Err     error         // the stage failed for this query (scored 0)
+}
+
+// RunMulti runs every query of set once through rank, which ranks it for
+// every stage at once (a whole pipeline: each retriever, the fusion, the
+// reranker, …), and scores each named stage against the judgements: one
+// Result per stage, in the order of stages (Options.Stage is replaced by
+// the stage name). A stage rank leaves out, or an error rank returns for a
+// query, counts as a failed query of every stage, scored zero. RunMulti
+// returns an error when ctx is cancelled, when resolving the judged ids
+// fails, and ErrEmptyBenchmark when set has no query.
+func RunMulti(ctx context.Context, set TopicSet, stages []string, rank func(ctx context.Context, q Query, k int) (map[string]StageList, error), opts Options) ([]*Result, error) {
 	if len(set.Queries) == 0 {
 		return nil, fmt.Errorf("topic set %q: %w", set.Name, ErrEmptyBenchmark)
 	}
@@ -150,58 +177,86 @@ func run(ctx context.Context, set TopicSet, opts Options, retrieve func(context.
 	if err != nil {
 		return nil, fmt.Errorf("resolve judged ids: %w", err)
 	}
-	res := &Result{Bench: opts.Bench, Set: set.Name, Stage: opts.Stage, Queries: len(set.Queries), Unjudged: len(set.Unjudged)}
-	if opts.ResolveGold != nil {
-		res.MatchedBy = map[string]int{}
+	scorers := make([]*scorer, len(stages))
+	for i, name := range stages {
+		scorers[i] = &scorer{res: &Result{Bench: opts.Bench, Set: set.Name, Stage: name, Queries: len(set.Queries), Unjudged: len(set.Unjudged)}}
+		if opts.ResolveGold != nil {
+			scorers[i].res.MatchedBy = map[string]int{}
+		}
 	}
-	per := make([]Metrics, 0, len(set.Queries))
-	var lat []time.Duration
 	for i, q := range set.Queries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		qr := QueryResult{ID: q.ID}
 		j := judge(q, resolved)
-		qr.Relevant, qr.RelevantMissing = j.items, j.missing
-		for _, by := range j.by {
-			res.MatchedBy[by]++
+		lists, err := rank(ctx, q, k)
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
 		}
-
-		start := time.Now()
-		hits, err := retrieve(ctx, q, k)
-		qr.Latency = time.Since(start)
-		if err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				return nil, cerr
+		for si, sc := range scorers {
+			l, ok := lists[stages[si]]
+			switch {
+			case err != nil:
+				l = StageList{Err: err}
+			case !ok:
+				l = StageList{Err: fmt.Errorf("no ranking for stage %s", stages[si])}
 			}
-			qr.Err = err.Error()
-			qr.Metrics = Score(nil, j.relevant)
-			res.Failed++
-		} else {
-			if len(hits) > k {
-				hits = hits[:k]
-			}
-			qr.Hits = hits
-			var keys []string
-			keys, qr.Ranks = j.rank(hits)
-			qr.Metrics = Score(keys, j.relevant)
-			lat = append(lat, qr.Latency)
+			sc.add(q, j, l, k)
 		}
-		res.Relevant += qr.Relevant
-		res.Missing += qr.RelevantMissing
-		if qr.Relevant > qr.RelevantMissing {
-			res.Answerable++
-		}
-		res.PerQuery = append(res.PerQuery, qr)
-		per = append(per, qr.Metrics)
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(set.Queries))
 		}
 	}
-	res.Metrics = Mean(per)
-	res.LatencyP50 = Percentile(lat, 50)
-	res.LatencyP99 = Percentile(lat, 99)
-	return res, nil
+	out := make([]*Result, len(scorers))
+	for i, sc := range scorers {
+		out[i] = sc.finish()
+	}
+	return out, nil
+}
+
+// scorer accumulates one stage's Result query by query.
+type scorer struct {
+	res *Result
+	per []Metrics
+	lat []time.Duration
+}
+
+func (s *scorer) add(q Query, j judgement, l StageList, k int) {
+	res := s.res
+	qr := QueryResult{ID: q.ID, Latency: l.Latency}
+	qr.Relevant, qr.RelevantMissing = j.items, j.missing
+	for _, by := range j.by {
+		res.MatchedBy[by]++
+	}
+	if l.Err != nil {
+		qr.Err = l.Err.Error()
+		qr.Metrics = Score(nil, j.relevant)
+		res.Failed++
+	} else {
+		hits := l.Hits
+		if len(hits) > k {
+			hits = hits[:k]
+		}
+		qr.Hits = hits
+		var keys []string
+		keys, qr.Ranks = j.rank(hits)
+		qr.Metrics = Score(keys, j.relevant)
+		s.lat = append(s.lat, qr.Latency)
+	}
+	res.Relevant += qr.Relevant
+	res.Missing += qr.RelevantMissing
+	if qr.Relevant > qr.RelevantMissing {
+		res.Answerable++
+	}
+	res.PerQuery = append(res.PerQuery, qr)
+	s.per = append(s.per, qr.Metrics)
+}
+
+func (s *scorer) finish() *Result {
+	s.res.Metrics = Mean(s.per)
+	s.res.LatencyP50 = Percentile(s.lat, 50)
+	s.res.LatencyP99 = Percentile(s.lat, 99)
+	return s.res
 }
 
 // Match is how one judged id was found in the collection.

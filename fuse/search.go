@@ -72,6 +72,9 @@ type Result struct {
 	// Latency maps each retriever's name to how long it ran: until it
 	// returned, or until Search stopped waiting for it.
 	Latency map[string]time.Duration `json:"-"`
+	// Lists maps the name of each retriever that succeeded to its list
+	// as it returned it (best first, up to Options.Depth hits).
+	Lists map[string][]corpus.Hit `json:"-"`
 }
 
 // Search asks every retriever in rs for opts.Depth hits for query, all in
@@ -157,7 +160,7 @@ func Search(ctx context.Context, query string, rs []Named, opts Options) (*Resul
 		return nil, fmt.Errorf("fuse: search: %w", werr)
 	}
 
-	res := &Result{Latency: make(map[string]time.Duration, len(rs))}
+	res := &Result{Latency: make(map[string]time.Duration, len(rs)), Lists: make(map[string][]corpus.Hit, len(rs))}
 	lists := make([]list, 0, len(rs))
 	weighted := 0 // retrievers that succeeded and can add hits
 	for i, r := range rs {
@@ -169,6 +172,7 @@ func Search(ctx context.Context, query string, rs []Named, opts Options) (*Resul
 			res.Warnings = append(res.Warnings, f.Error())
 			continue
 		}
+		res.Lists[r.Name] = out[i].hits
 		w := r.Weight
 		switch {
 		case r.Shadow:

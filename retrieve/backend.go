@@ -66,9 +66,33 @@ type Stats struct {
 	// Embedder is the embedder spec the vectors were made with ("none"
 	// when there are no vectors).
 	Embedder string
+	// VectorModel is the identity of the model that made the vectors
+	// (dense.Embedder.Model()); a query vector must come from it.
+	VectorModel string
+	// Indexes describes each index of the backend, for `citefind status`.
+	Indexes []IndexStats
 	// Detail is backend-specific lines for `citefind status` (nodes,
 	// shards, replicas, …), in display order.
 	Detail []string
+}
+
+// IndexStats describes one index of a backend.
+type IndexStats struct {
+	Name       string // "bm25", "dense", or the backend's own name for it
+	Exists     bool
+	Docs       int
+	Generation int64  // the store generation it reflects; -1 unknown
+	Error      string // why it cannot be read; "" when it can
+}
+
+// Index returns the index named name and whether there is one.
+func (s Stats) Index(name string) (IndexStats, bool) {
+	for _, x := range s.Indexes {
+		if x.Name == name {
+			return x, true
+		}
+	}
+	return IndexStats{Name: name, Generation: -1}, false
 }
 
 // Sentinel errors of backends.

@@ -11,6 +11,7 @@ import (
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/cite"
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/engine"
 )
 
 // SearchRequest is the body of POST /v1/search.
@@ -33,7 +34,7 @@ type SearchRequest struct {
 
 // Search validates req and runs it on eng; bad requests are *FieldError.
 // The result is the object `citefind query --json` prints.
-func Search(ctx context.Context, eng *citefind.Engine, req SearchRequest, maxK int) (*citefind.Result, error) {
+func Search(ctx context.Context, eng *engine.Engine, req SearchRequest, maxK int) (*citefind.Result, error) {
 	if maxK <= 0 {
 		maxK = DefaultMaxK
 	}
@@ -57,7 +58,7 @@ func Search(ctx context.Context, eng *citefind.Engine, req SearchRequest, maxK i
 			return nil, badField("retrievers", "%v", err)
 		}
 	}
-	res, err := eng.Query(ctx, q, citefind.QueryOptions{
+	res, err := eng.Search(ctx, q, citefind.QueryOptions{
 		K: req.K, Retrievers: req.Retrievers, Raw: req.Raw, Rerank: req.Rerank, Pick: req.Pick,
 	})
 	if err != nil {
@@ -310,8 +311,11 @@ type Health struct {
 	Status      string `json:"status"` // "ok"
 	IndexLoaded bool   `json:"index_loaded"`
 	Papers      int    `json:"papers"` // papers in the BM25 index
+	// Generation is the store generation the indexes being served
+	// reflect; it moves when serve picks up an index or remove run.
+	Generation int64 `json:"generation"`
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, Health{Status: "ok", IndexLoaded: true, Papers: s.eng.Count()})
+	writeJSON(w, http.StatusOK, Health{Status: "ok", IndexLoaded: true, Papers: s.eng.Count(r.Context()), Generation: s.eng.Generation()})
 }

@@ -18,7 +18,7 @@
 //
 // Usage:
 //
-//	eng, _ := citefind.Open(ctx, dir, citefind.EngineOptions{})
+//	eng, _ := engine.Open(ctx, dir, engine.Options{})
 //	defer eng.Close()
 //	srv := server.New(eng, server.Options{Logger: slog.Default()})
 //	err := srv.ListenAndServe(ctx, "127.0.0.1:8080") // returns after ctx ends and in-flight requests finish

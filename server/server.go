@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/engine"
 )
 
 // Defaults for the zero values of Options.
@@ -55,7 +55,7 @@ type Options struct {
 // Server serves one engine. Create it with New; it is safe for concurrent
 // use, and the engine must stay open while it serves.
 type Server struct {
-	eng     *citefind.Engine
+	eng     *engine.Engine
 	opts    Options
 	log     *slog.Logger
 	handler http.Handler
@@ -70,7 +70,7 @@ type Server struct {
 }
 
 // New returns a server over eng.
-func New(eng *citefind.Engine, opts Options) *Server {
+func New(eng *engine.Engine, opts Options) *Server {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -194,7 +194,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	s.log.Info("serving", "addr", ln.Addr().String(), "papers", s.eng.Count())
+	s.log.Info("serving", "addr", ln.Addr().String(), "papers", s.eng.Count(ctx))
 	select {
 	case err := <-errc:
 		s.stop()

@@ -20,13 +20,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/server"
 	"github.com/citefind/citefind/server/internal/sampledb"
 )
 
 const rrfID = "10.1145/1571941.1572114"
 
-func newTestServer(t *testing.T, eng *citefind.Engine, opts server.Options) *httptest.Server {
+func newTestServer(t *testing.T, eng *engine.Engine, opts server.Options) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewServer(server.New(eng, opts).Handler())
 	t.Cleanup(ts.Close)
@@ -128,7 +129,7 @@ func TestSearchIsQueryJSON(t *testing.T) {
 	r := do(t, ts, "POST", "/v1/search", fmt.Sprintf(`{"query": %q, "k": 3, "pick": true, "rerank": "none", "retrievers": ["bm25"]}`, text))
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
 
-	want, err := eng.Query(t.Context(), text, citefind.QueryOptions{K: 3, Pick: true, Rerank: "none", Retrievers: []string{"bm25"}})
+	want, err := eng.Search(t.Context(), text, citefind.QueryOptions{K: 3, Pick: true, Rerank: "none", Retrievers: []string{"bm25"}})
 	require.NoError(t, err)
 	wantJSON, err := json.Marshal(want)
 	require.NoError(t, err)
@@ -150,7 +151,7 @@ func TestCitePaperAndHealth(t *testing.T) {
 
 	r := do(t, ts, "GET", "/healthz", "")
 	require.Equal(t, http.StatusOK, r.status)
-	assert.JSONEq(t, `{"status": "ok", "index_loaded": true, "papers": 30}`, string(r.body))
+	assert.JSONEq(t, fmt.Sprintf(`{"status": "ok", "index_loaded": true, "papers": 30, "generation": %d}`, eng.Generation()), string(r.body))
 
 	// IDs with a slash (DOIs) and aliases (BibTeX keys) both work.
 	for _, id := range []string{rrfID, "cormack2009rrf"} {

@@ -11,9 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/cite"
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/db"
 )
 
 type citeCmd struct{ env }
@@ -47,7 +47,7 @@ replaces its record. --no-track records nothing.`
 
 func (c *citeCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "cite", citeUsage)
-	db := dbFlag(fs)
+	dir := dbFlag(fs)
 	styleName := fs.String("style", "apa", "citation style: apa, ieee, mla, chicago, harvard, vancouver")
 	formatName := fs.String("format", "md", "output format: md (Markdown, re-resolvable) or text")
 	lenient := fs.Bool("lenient", false, "leave placeholders with unknown IDs in place, marked ⚠, instead of failing")
@@ -106,9 +106,9 @@ func (c *citeCmd) Run(ctx context.Context, args []string) error {
 			searches = append(searches, ss...)
 		}
 	}
-	storePath := filepath.Join(*db, citefind.StoreFile)
+	storePath := filepath.Join(*dir, db.StoreFile)
 	if _, err := os.Stat(storePath); err != nil {
-		return fmt.Errorf("cite: no paper store at %s (run `citefind index --db %s FILE…` first)", storePath, *db)
+		return fmt.Errorf("cite: no paper store at %s (run `citefind index --db %s FILE…` first)", storePath, *dir)
 	}
 	store, err := corpus.OpenStore(ctx, storePath)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/db"
+	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/fuse"
 	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/retrieve/sparse"
@@ -24,14 +26,14 @@ type fusionFlags struct {
 }
 
 func (f *fusionFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.method, "fusion", "", "fusion of several retrievers: rrf, max or minmax (default: the database's, else "+string(citefind.DefaultFusion)+")")
-	fs.StringVar(&f.weights, "weights", "", "fusion `WEIGHTS` by retriever, NAME=W,... (default: the database's, else "+formatWeights(citefind.DefaultFusionWeights())+")")
+	fs.StringVar(&f.method, "fusion", "", "fusion of several retrievers: rrf, max or minmax (default: the database's pipeline, see citefind status)")
+	fs.StringVar(&f.weights, "weights", "", "fusion `WEIGHTS` by retriever, NAME=W,... (default: the database's pipeline; a retriever not named keeps its weight there, else 1)")
 	fs.BoolVar(&f.strict, "strict", false, "fail when any retriever fails (default: warn and use the others)")
 }
 
-// options returns the fusion fields of EngineOptions.
-func (f *fusionFlags) options() (citefind.EngineOptions, error) {
-	var o citefind.EngineOptions
+// options returns the fusion fields of engine.Options.
+func (f *fusionFlags) options() (engine.Options, error) {
+	var o engine.Options
 	switch m := fuse.Method(f.method); m {
 	case "", fuse.RRF, fuse.MaxNorm, fuse.MinMax:
 		o.Fusion = m
@@ -53,19 +55,24 @@ func (f *fusionFlags) options() (citefind.EngineOptions, error) {
 
 // dbFlag registers --db with its documented default.
 func dbFlag(fs *flag.FlagSet) *string {
-	return fs.String("db", citefind.DefaultDBDir(), "database `DIR` (env CITEFIND_DB)")
+	return fs.String("db", db.DefaultDir(), "database `DIR` (env CITEFIND_DB)")
 }
 
 // waitFlag registers --wait, how long a writing command waits for another.
 func waitFlag(fs *flag.FlagSet) *time.Duration {
-	return fs.Duration("wait", citefind.DefaultLockWait, "how long to wait for another citefind writing the same database")
+	return fs.Duration("wait", db.DefaultLockWait, "how long to wait for another citefind writing the same database")
 }
 
 // lockDB takes the database's write lock, saying so while it waits.
-func lockDB(ctx context.Context, e env, db string, wait time.Duration) (*citefind.DBLock, error) {
-	return citefind.LockDB(ctx, db, wait, func(pid int) {
-		fmt.Fprintf(e.stderr, "waiting for another citefind writing %s (pid %d), up to %s…\n", db, pid, wait)
-	})
+func lockDB(ctx context.Context, e env, dir string, wait time.Duration) (*db.WriteLock, error) {
+	return db.Lock(ctx, dir, wait, waitingFor(e, dir, wait))
+}
+
+// waitingFor says that a command waits for another writer of dir.
+func waitingFor(e env, dir string, wait time.Duration) func(pid int) {
+	return func(pid int) {
+		fmt.Fprintf(e.stderr, "waiting for another citefind writing %s (pid %d), up to %s…\n", dir, pid, wait)
+	}
 }
 
 // bm25Flags are the BM25 ranking parameters, for experiments and tuning.
@@ -76,7 +83,7 @@ type bm25Flags struct {
 }
 
 func (f *bm25Flags) register(fs *flag.FlagSet) {
-	d := citefind.DefaultSparseOptions()
+	d := engine.DefaultSparse()
 	fs.Float64Var(&f.k1, "bm25-k1", d.K1, "BM25 term-frequency saturation k1 (> 0)")
 	fs.Float64Var(&f.b, "bm25-b", d.B, "BM25 length normalisation b, in (0, 1]")
 	fs.Float64Var(&f.k3, "bm25-k3", d.K3, "BM25 query-term saturation k3 (0 = none: a repeated query term counts each time)")
@@ -143,7 +150,7 @@ func (f *llmFlags) registerLLM(fs *flag.FlagSet) {
 	fs.StringVar(&f.llm, "llm", "", "Ollama chat `MODEL` of --rerank llm and the picker (env CITEFIND_LLM; default "+rerank.DefaultLLMModel+" for --rerank llm; without it --pick takes the top rank)")
 }
 
-func (f *llmFlags) apply(o *citefind.EngineOptions) {
+func (f *llmFlags) apply(o *engine.Options) {
 	o.LLM, o.RerankModel = f.llm, f.rerankModel
 }
 

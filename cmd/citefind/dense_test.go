@@ -10,10 +10,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	dbpkg "github.com/citefind/citefind/db"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/retrieve/dense"
 )
 
@@ -47,8 +48,8 @@ func TestDenseIndexAndFusionDefaults(t *testing.T) {
 	out, _, err := cli(t, "", "index", "--db", withDense, "--quiet", "--embedder", "builtin", samplePath(t))
 	require.NoError(t, err)
 	assert.Contains(t, out, "dense index:       rebuilt (no index yet) with builtin, 30 papers")
-	assert.FileExists(t, filepath.Join(withDense, citefind.LSAModelFile))
-	assert.FileExists(t, filepath.Join(withDense, citefind.EmbeddingCacheFile))
+	assert.FileExists(t, filepath.Join(withDense, dbpkg.LSAModelFile))
+	assert.FileExists(t, filepath.Join(withDense, dbpkg.EmbeddingCacheFile))
 
 	// Without --embedder, the recorded embedder is kept and up to date.
 	out, _, err = cli(t, "", "index", "--db", withDense, "--quiet")
@@ -96,7 +97,7 @@ func TestDenseIndexAndFusionDefaults(t *testing.T) {
 
 	// A dense side that cannot load: a warning, BM25 still answers;
 	// --strict makes it an error.
-	require.NoError(t, os.WriteFile(filepath.Join(withDense, citefind.LSAModelFile), []byte("garbage"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(withDense, dbpkg.LSAModelFile), []byte("garbage"), 0o644))
 	res = queryJSON(t, "--db", withDense, "-k", "5", "--retrievers", "bm25,dense", q)
 	require.NotEmpty(t, res.Hits)
 	assert.Equal(t, "arxiv:2004.04906", res.Hits[0].ID)
@@ -114,10 +115,10 @@ func TestDenseIndexAndFusionDefaults(t *testing.T) {
 	out, _, err = cli(t, "", "index", "--db", withDense, "--quiet", "--embedder", "none")
 	require.NoError(t, err)
 	assert.Contains(t, out, "dense index:       removed")
-	assert.NoDirExists(t, filepath.Join(withDense, citefind.DenseDir))
-	cfg, err := citefind.ReadFusionConfig(withDense)
+	assert.NoDirExists(t, filepath.Join(withDense, dbpkg.DenseDir))
+	cfg, err := dbpkg.ReadPipeline(withDense)
 	require.NoError(t, err)
-	assert.Equal(t, citefind.BuiltinFusion(citefind.EmbedderNone), *cfg, "the fusion defaults follow the embedder")
+	assert.Equal(t, dbpkg.BuiltinPipeline(dbpkg.EmbedderNone), *cfg, "the fusion defaults follow the embedder")
 	_, _, err = cli(t, "", "status", "--db", withDense)
 	require.NoError(t, err)
 }
@@ -216,7 +217,7 @@ func TestDenseFoldIn(t *testing.T) {
 	assert.Contains(t, out, "with builtin, 30 papers")
 	assert.Contains(t, out, "(model trained: no model yet, in ")
 	assert.Contains(t, out, "30 embedded, 0 cached")
-	model, err := os.ReadFile(filepath.Join(db, citefind.LSAModelFile))
+	model, err := os.ReadFile(filepath.Join(db, dbpkg.LSAModelFile))
 	require.NoError(t, err)
 
 	// One changed record: the model is kept, one paper embedded.
@@ -225,7 +226,7 @@ func TestDenseFoldIn(t *testing.T) {
 	assert.Contains(t, out, "rebuilt (store changed since generation")
 	assert.Contains(t, out, "(model kept: 1 of 30 papers changed since it was trained)")
 	assert.Contains(t, out, "1 embedded, 29 cached")
-	kept, err := os.ReadFile(filepath.Join(db, citefind.LSAModelFile))
+	kept, err := os.ReadFile(filepath.Join(db, dbpkg.LSAModelFile))
 	require.NoError(t, err)
 	assert.Equal(t, model, kept, "model file untouched")
 	hybrid()
@@ -236,9 +237,9 @@ func TestDenseFoldIn(t *testing.T) {
 	// An index without its sidecar (built before sidecars, or lost) still
 	// answers, through the chromem-go import; index writes the sidecar
 	// without rebuilding.
-	h, err := dense.Stat(filepath.Join(db, citefind.DenseDir))
+	h, err := dense.Stat(filepath.Join(db, dbpkg.DenseDir))
 	require.NoError(t, err)
-	side := filepath.Join(db, citefind.DenseDir, dense.SidecarName(h.Export))
+	side := filepath.Join(db, dbpkg.DenseDir, dense.SidecarName(h.Export))
 	require.FileExists(t, side)
 	require.NoError(t, os.Remove(side))
 	hybrid()
@@ -261,7 +262,7 @@ func TestDenseFoldIn(t *testing.T) {
 
 	// A model file that is not the index's (a run killed between saving a
 	// model and committing its index; here: garbage) is noticed.
-	require.NoError(t, os.WriteFile(filepath.Join(db, citefind.LSAModelFile), []byte("garbage"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(db, dbpkg.LSAModelFile), []byte("garbage"), 0o644))
 	out = index(in)
 	assert.Contains(t, out, "rebuilt (the builtin model is not the one the index was built with)")
 	assert.Contains(t, out, "model trained: model unreadable")
@@ -315,7 +316,7 @@ func TestDenseOllamaCLI(t *testing.T) {
 	assert.Contains(t, out, "dense index:       rebuilt (no index yet) with ollama:fake-embed, 30 papers × 64 dims")
 	assert.Contains(t, out, "30 embedded, 0 cached")
 	assert.EqualValues(t, 30, embedded.Load())
-	assert.NoFileExists(t, filepath.Join(db, citefind.LSAModelFile))
+	assert.NoFileExists(t, filepath.Join(db, dbpkg.LSAModelFile))
 
 	// A forced rebuild takes every vector from the cache.
 	out, _, err = cli(t, "", "index", "--db", db, "--quiet", "--force", samplePath(t))
@@ -361,8 +362,8 @@ func TestBadFusionDefaults(t *testing.T) {
 	db := t.TempDir()
 	_, _, err := cli(t, "", "index", "--db", db, "--quiet", samplePath(t))
 	require.NoError(t, err)
-	path := filepath.Join(db, citefind.FusionFile)
-	require.NoError(t, os.WriteFile(path, []byte(`{"format": 1, "retrievers": ["bm25", "splade"], "method": "minmax"}`), 0o644))
+	path := filepath.Join(db, dbpkg.PipelineFile)
+	require.NoError(t, os.WriteFile(path, []byte(`{"format": 2, "retrievers": ["bm25", "splade"], "method": "minmax"}`), 0o644))
 	_, _, err = cli(t, "", "query", "--db", db, "retrieval")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path)
@@ -370,14 +371,14 @@ func TestBadFusionDefaults(t *testing.T) {
 	// status still reports, and says why the defaults are not used.
 	out, _, err := cli(t, "", "status", "--db", db)
 	require.NoError(t, err)
-	assert.Contains(t, out, "fusion defaults unreadable")
+	assert.Contains(t, out, "the pipeline is unreadable")
 	// index replaces the file and says so.
 	_, errOut, err := cli(t, "", "index", "--db", db, "--quiet")
 	require.NoError(t, err)
-	assert.Contains(t, errOut, "replaced by the built-in fusion defaults")
-	cfg, err := citefind.ReadFusionConfig(db)
+	assert.Contains(t, errOut, "replaced by the built-in pipeline")
+	cfg, err := dbpkg.ReadPipeline(db)
 	require.NoError(t, err)
-	assert.Equal(t, citefind.BuiltinFusion(citefind.EmbedderNone), *cfg)
+	assert.Equal(t, dbpkg.BuiltinPipeline(dbpkg.EmbedderNone), *cfg)
 	_, _, err = cli(t, "", "query", "--db", db, "retrieval")
 	require.NoError(t, err)
 }

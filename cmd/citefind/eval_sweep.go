@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/db"
 	"github.com/citefind/citefind/eval"
 	"github.com/citefind/citefind/fuse"
 )
@@ -88,7 +89,7 @@ func groupWord(sets []eval.TopicSet) string {
 // runSweep fuses the single-retriever results with every weight vector of
 // grid, prints one table per topic set and the chosen weights, and stores
 // them in the database with --save-weights.
-func (c *evalCmd) runSweep(ctx context.Context, f *sweepFlags, eng *citefind.Engine, db string, names []string,
+func (c *evalCmd) runSweep(ctx context.Context, f *sweepFlags, dir string, names []string,
 	grid []map[string]float64, method fuse.Method, sets []eval.TopicSet, results []*eval.Result, optsBySet map[string]eval.Options) error {
 	byStage := map[string]map[string]*eval.Result{} // set → stage → result
 	for _, r := range results {
@@ -140,7 +141,7 @@ func (c *evalCmd) runSweep(ctx context.Context, f *sweepFlags, eng *citefind.Eng
 	if !f.save {
 		return nil
 	}
-	cfg := citefind.FusionConfig{
+	cfg := db.Pipeline{
 		Retrievers: names, Method: method, Weights: ch.Weights,
 		Source: fmt.Sprintf("citefind eval --sweep-weights on %s, %s", optsBySet[sets[0].Name].Bench, time.Now().UTC().Format("2006-01-02")),
 		Delta:  map[string]map[string]float64{},
@@ -151,10 +152,18 @@ func (c *evalCmd) runSweep(ctx context.Context, f *sweepFlags, eng *citefind.Eng
 	for set, d := range ch.Delta {
 		cfg.Delta[set] = d
 	}
-	if err := citefind.SaveFusionConfig(ctx, db, eng.Store(), cfg); err != nil {
+	d, err := db.Open(ctx, dir)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stderr, "stored the chosen fusion in %s as the database's default\n", db)
+	defer d.Close()
+	if cur, err := db.ReadPipeline(dir); err == nil && cur != nil {
+		cfg.Rerank = cur.Rerank // the sweep chooses the fusion only
+	}
+	if err := d.SavePipeline(ctx, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "stored the chosen fusion in %s as the database's pipeline\n", filepath.Join(dir, db.PipelineFile))
 	return nil
 }
 

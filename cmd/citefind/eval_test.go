@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	dbpkg "github.com/citefind/citefind/db"
+	"github.com/citefind/citefind/eval"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/citefind/citefind"
 )
 
 func nativeFixture(t *testing.T, name string) string {
@@ -74,7 +75,7 @@ func TestEvalSaveRunCompareReport(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "db")
 	args := []string{"eval", "--bench", "litsearch", "--data", nativeFixture(t, "litsearch.jsonl"),
-		"--corpus", nativeFixture(t, "litsearch_corpus.jsonl"), "--db", db, "--quiet"}
+		"--corpus", nativeFixture(t, "litsearch_corpus.jsonl"), "--db", db, "--quiet", "--retrievers", "bm25"}
 	runA, runB := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	_, _, err := cli(t, "", append(args, "--label", "textbook", "--bm25-k1", "1.2", "--bm25-k3", "0", "--field-weights", "text=1",
 		"--save-run", runA, "--run-out", filepath.Join(dir, "a.run"))...)
@@ -178,12 +179,12 @@ func TestEvalSweepWeights(t *testing.T) {
 {"id":"q3","text":"Transformers rely on attention alone [7].","relevant":["arxiv:1706.03762"]}
 `), 0o644))
 	args := []string{"eval", "--bench", "jsonl", "--corpus", samplePath(t), "--queries", queries, "--db", db, "--quiet",
-		"--retrievers", "bm25,rm3,citing", "--sweep-weights", "--sweep-values", "0,0.5,1"}
+		"--retrievers", "bm25,rm3,citing", "--weights", "bm25=1,rm3=1,citing=1", "--sweep-weights", "--sweep-values", "0,0.5,1"}
 	out, _, err := cli(t, "", args...)
 	require.NoError(t, err)
 	assert.Contains(t, out, "Weight sweep: minmax fusion of bm25, rm3, citing, 9 weight vectors (bm25 fixed at 1)")
-	// The swept row with the fused stage's weights (rm3 and citing have
-	// no default, so 1) reproduces the fused stage.
+	// The swept row with the fused stage's weights (--weights) reproduces
+	// the fused stage.
 	fusedCells := tableRow(t, out, "| jsonl:queries | fused |")
 	sweptCells := tableRow(t, out, "| bm25=1,rm3=1,citing=1 |")
 	// cells: bench, stage, queries, r@1, r@5, r@10, r@20, r@50, r@100, ndcg@10; weights, r@10, r@100, ndcg@10
@@ -200,7 +201,7 @@ func TestEvalSweepWeights(t *testing.T) {
 	_, errOut, err := cli(t, "", append(args, "--save-weights")...)
 	require.NoError(t, err)
 	assert.Contains(t, errOut, "stored the chosen fusion")
-	cfg, err := citefind.ReadFusionConfig(db)
+	cfg, err := dbpkg.ReadPipeline(db)
 	require.NoError(t, err)
 	require.NotNil(t, cfg)
 	assert.Equal(t, "none", cfg.Embedder)
@@ -233,4 +234,45 @@ func tableRow(t *testing.T, out, prefix string) []string {
 	}
 	t.Fatalf("no row %q in:\n%s", prefix, out)
 	return nil
+}
+
+// TestEvalMeasuresWhatQueryAnswers evaluates a database made by index, as
+// it is (no --corpus), with no pipeline flags, and checks query by query
+// that the ranking eval scores is the one query returns.
+func TestEvalMeasuresWhatQueryAnswers(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db")
+	_, _, err := cli(t, "", "index", "--db", db, "--quiet", samplePath(t))
+	require.NoError(t, err)
+	texts := map[string]string{
+		"q1": "Dense passage retrieval [12] for open-domain question answering. Rankings are merged by reciprocal rank fusion [3].",
+		"q2": "We merge rankings with reciprocal rank fusion [CITATION].",
+		"q3": "Transformers rely on attention alone [7].",
+		"q4": "Which pre-trained language models help ranking?",
+	}
+	queries := filepath.Join(dir, "queries.jsonl")
+	var lines []string
+	for _, id := range []string{"q1", "q2", "q3", "q4"} {
+		b, err := json.Marshal(map[string]any{"id": id, "text": texts[id], "relevant": []string{"10.1145/1571941.1572114"}})
+		require.NoError(t, err)
+		lines = append(lines, string(b))
+	}
+	require.NoError(t, os.WriteFile(queries, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	run := filepath.Join(dir, "run.json")
+	out, _, err := cli(t, "", "eval", "--bench", "jsonl", "--queries", queries, "--db", db, "--quiet", "--save-run", run)
+	require.NoError(t, err, "a database made by index is evaluated as it is")
+	assert.Contains(t, out, "pipeline: minmax fusion of bm25=1, rm3=0.2, citing=0.5")
+	rf, err := eval.ReadRunFile(run)
+	require.NoError(t, err)
+	last := rf.Results[len(rf.Results)-1]
+	assert.Equal(t, eval.StageFused, last.Stage, "the pipeline's last stage")
+	require.Len(t, last.PerQuery, len(texts))
+	for _, q := range last.PerQuery {
+		res := queryJSON(t, "--db", db, "-k", "100", texts[q.ID])
+		require.Len(t, res.Hits, len(q.Hits), q.ID)
+		for i, h := range res.Hits {
+			assert.Equal(t, h.ID, q.Hits[i].ID, "%s rank %d", q.ID, i+1)
+			assert.InDelta(t, h.Score, q.Hits[i].Score, 1e-9, "%s rank %d", q.ID, i+1)
+		}
+	}
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/citefind/citefind"
-	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/build"
+	"github.com/citefind/citefind/db"
 )
 
 type indexCmd struct{ env }
@@ -51,7 +49,7 @@ dense setting is measured to beat BM25 alone; --embedder none removes one.`
 
 func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "index", indexUsage)
-	db := dbFlag(fs)
+	dbDir := dbFlag(fs)
 	keepGoing := fs.Bool("keep-going", false, "exit 0 even when bad records were skipped")
 	force := fs.Bool("force", false, "re-read unchanged files and rebuild the indexes")
 	quiet := fs.Bool("quiet", false, "no progress display")
@@ -62,63 +60,40 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if *embedder != "" {
-		if _, err := citefind.ParseEmbedder(*embedder); err != nil {
+		if _, err := db.ParseEmbedder(*embedder); err != nil {
 			return usageErr("index: --embedder: %v", err)
 		}
 	}
-	lock, err := lockDB(ctx, c.env, *db, *wait)
-	if err != nil {
-		return err
-	}
-	defer lock.Unlock()
 	var prog io.Writer = c.stderr
 	if *quiet {
 		prog = nil
 	}
-	if err := os.MkdirAll(*db, 0o755); err != nil {
-		return fmt.Errorf("create database folder: %w", err)
-	}
-	st, err := corpus.OpenStore(ctx, filepath.Join(*db, citefind.StoreFile))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	sum, err := citefind.Ingest(ctx, st, paths, citefind.IngestOptions{
-		Progress: prog,
-		Force:    *force,
-		OnError:  func(err error) { fmt.Fprintln(c.stderr, err) },
+	rep, err := build.Ensure(ctx, *dbDir, build.EnsureOptions{
+		Files: paths, Embedder: *embedder, Force: *force, Progress: prog, Wait: *wait,
+		OnWait:  waitingFor(c.env, *dbDir, *wait),
+		OnError: func(err error) { fmt.Fprintln(c.stderr, err) },
 	})
 	if err != nil {
 		return err
 	}
-	rep, err := citefind.BuildIndexes(ctx, *db, st, citefind.BuildOptions{Progress: prog, Force: *force, Embedder: *embedder})
-	if err != nil {
-		return err
+	if rep.PipelineWarning != "" {
+		fmt.Fprintln(c.stderr, "warning:", rep.PipelineWarning)
 	}
-	if warn, err := citefind.EnsureFusionDefaults(ctx, *db, st); err != nil {
-		return err
-	} else if warn != "" {
-		fmt.Fprintln(c.stderr, "warning:", warn)
-	}
-	total, err := st.Count(ctx)
-	if err != nil {
-		return err
-	}
-	printIngestSummary(c.stdout, *db, sum, rep, total)
-	if n := sum.Skipped(); n > 0 && !*keepGoing {
+	printIngestSummary(c.stdout, *dbDir, rep.Ingest, rep.Build, rep.Papers)
+	if n := rep.Ingest.Skipped(); n > 0 && !*keepGoing {
 		return fmt.Errorf("%s skipped (listed above); fix them, or pass --keep-going to accept", plural(n, "bad record or file"))
 	}
 	return nil
 }
 
-func printIngestSummary(w io.Writer, db string, sum citefind.IngestSummary, rep citefind.BuildReport, total int) {
+func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep build.Report, total int) {
 	if rep.Leftovers > 0 {
 		fmt.Fprintf(w, "removed %d unfinished index folder(s) left by an interrupted run\n", rep.Leftovers)
 	}
 	if rep.Dense.Leftovers > 0 {
 		fmt.Fprintf(w, "removed %d unfinished dense index or model file(s) left by an interrupted run\n", rep.Dense.Leftovers)
 	}
-	fmt.Fprintf(w, "index summary for %s\n", db)
+	fmt.Fprintf(w, "index summary for %s\n", dir)
 	fmt.Fprintf(w, "  files read:        %d (%d unchanged and skipped, %d in folders ignored: not a supported format)\n", sum.Files, sum.FilesUnchanged, sum.FilesIgnored)
 	fmt.Fprintf(w, "  records read:      %d\n", sum.Read)
 	fmt.Fprintf(w, "  papers stored:     %d new, %d in the store\n", sum.Added, total)
@@ -162,7 +137,7 @@ func printIngestSummary(w io.Writer, db string, sum citefind.IngestSummary, rep 
 		fmt.Fprintf(w, ", %d embedded, %d cached, %.0f papers/s, %.1f MiB\n", s.Embedded, s.Cached, rate, float64(s.Bytes)/(1<<20))
 	case d.Removed:
 		fmt.Fprintf(w, "  dense index:       removed (embedder none)\n")
-	case d.Embedder != "" && d.Embedder != citefind.EmbedderNone:
+	case d.Embedder != "" && d.Embedder != db.EmbedderNone:
 		if d.Sidecar {
 			fmt.Fprintf(w, "  dense index:       up to date (%s); fast-load sidecar written\n", d.Embedder)
 		} else {

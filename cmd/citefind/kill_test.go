@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	dbpkg "github.com/citefind/citefind/db"
+	"github.com/citefind/citefind/engine"
+	"github.com/citefind/citefind/retrieve/dense"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -118,11 +122,11 @@ func killTrials(t *testing.T, bin, work string, rng *rand.Rand, m killMode, v1, 
 		assert.Equal(t, want.papers, got.papers, "trial %d: papers differ", i)
 		assert.Equal(t, want.hits, got.hits, "trial %d: query results differ", i)
 		assert.Equal(t, want.dense, got.dense, "trial %d: dense index differs", i)
-		left, _ := filepath.Glob(filepath.Join(dir, "db", citefind.SparseDir+".*"))
-		more, _ := filepath.Glob(filepath.Join(dir, "db", citefind.LSAModelFile+".tmp-*"))
+		left, _ := filepath.Glob(filepath.Join(dir, "db", dbpkg.SparseDir+".*"))
+		more, _ := filepath.Glob(filepath.Join(dir, "db", dbpkg.LSAModelFile+".tmp-*"))
 		left = append(left, more...)
 		if m.dense() {
-			exports, _ := filepath.Glob(filepath.Join(dir, "db", citefind.DenseDir, "*"))
+			exports, _ := filepath.Glob(filepath.Join(dir, "db", dbpkg.DenseDir, "*"))
 			assert.Len(t, exports, 3, "trial %d: dense folder holds %v, want the header, one export and its sidecar", i, exports)
 		}
 		assert.Empty(t, left, "trial %d: leftovers", i)
@@ -259,23 +263,23 @@ type dbSnapshot struct {
 
 // snapshot describes the database of dir; with dense, queries use
 // bm25,dense (strictly: a dense failure fails the test).
-func snapshot(t *testing.T, dir string, dense bool) dbSnapshot {
+func snapshot(t *testing.T, dir string, withDense bool) dbSnapshot {
 	t.Helper()
 	ctx := context.Background()
 	db := filepath.Join(dir, "db")
-	s, err := citefind.DBStatus(ctx, db)
+	s, err := dbpkg.ReadStatus(ctx, db)
 	require.NoError(t, err)
 	snap := dbSnapshot{count: s.StorePapers, gen: s.StoreGeneration, docs: s.Indexes[0].Docs, agree: s.Agree, problems: s.Problems, papers: map[string]string{}}
-	opts := citefind.EngineOptions{}
-	if dense {
-		opts = citefind.EngineOptions{Retrievers: []string{citefind.RetrieverBM25, citefind.RetrieverDense}, Strict: true}
-		h, err := citefind.DenseInfo(db)
+	opts := engine.Options{}
+	if withDense {
+		opts = engine.Options{Retrievers: []string{citefind.RetrieverBM25, citefind.RetrieverDense}, Strict: true}
+		h, err := dense.Stat(filepath.Join(db, dbpkg.DenseDir))
 		require.NoError(t, err)
 		snap.dense = fmt.Sprintf("%s %d×%d", h.Model, h.Docs, h.Dim)
 		require.Len(t, s.Indexes, 2)
 		snap.docs += 1_000_000 * s.Indexes[1].Docs
 	}
-	e, err := citefind.Open(ctx, db, opts)
+	e, err := engine.Open(ctx, db, opts)
 	require.NoError(t, err)
 	defer e.Close()
 	require.NoError(t, e.Store().Each(ctx, func(p corpus.Paper) error {
@@ -297,9 +301,9 @@ func snapshot(t *testing.T, dir string, dense bool) dbSnapshot {
 		qs = append(qs, p.Title)
 	}
 	for _, q := range qs {
-		hits, err := e.Retrieve(ctx, q, 20)
+		res, err := e.Search(ctx, q, citefind.QueryOptions{K: 20})
 		require.NoError(t, err)
-		for _, h := range hits {
+		for _, h := range res.Hits {
 			snap.hits = append(snap.hits, fmt.Sprintf("%s %s %.9g", q, h.ID, h.Score))
 		}
 	}
@@ -310,19 +314,19 @@ func snapshot(t *testing.T, dir string, dense bool) dbSnapshot {
 func killPhase(t *testing.T, dir string, want dbSnapshot) string {
 	t.Helper()
 	db := filepath.Join(dir, "db")
-	if _, err := os.Stat(filepath.Join(db, citefind.StoreFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(db, dbpkg.StoreFile)); err != nil {
 		return "before the store was created"
 	}
-	s, err := citefind.DBStatus(context.Background(), db)
+	s, err := dbpkg.ReadStatus(context.Background(), db)
 	if err != nil {
 		return "store unreadable: " + err.Error()
 	}
-	tmp, _ := filepath.Glob(filepath.Join(db, citefind.SparseDir+".tmp-*"))
-	model, _ := filepath.Glob(filepath.Join(db, citefind.LSAModelFile+".tmp-*"))
-	exports, _ := filepath.Glob(filepath.Join(db, citefind.DenseDir, "papers-*"))
+	tmp, _ := filepath.Glob(filepath.Join(db, dbpkg.SparseDir+".tmp-*"))
+	model, _ := filepath.Glob(filepath.Join(db, dbpkg.LSAModelFile+".tmp-*"))
+	exports, _ := filepath.Glob(filepath.Join(db, dbpkg.DenseDir, "papers-*"))
 	denseDone := true
 	if want.dense != "" {
-		h, err := citefind.DenseInfo(db)
+		h, err := dense.Stat(filepath.Join(db, dbpkg.DenseDir))
 		denseDone = err == nil && h.Meta["store_generation"] == fmt.Sprint(s.StoreGeneration)
 	}
 	switch {

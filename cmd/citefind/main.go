@@ -14,10 +14,6 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-
-	"github.com/citefind/citefind"
-	"github.com/citefind/citefind/rerank"
-	"github.com/citefind/citefind/rerank/learned"
 )
 
 // Version is stamped at build time with -ldflags "-X main.Version=…".
@@ -155,15 +151,4 @@ func newFlagSet(e env, name, usage string) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
-}
-
-func init() {
-	// The engine's learned reranker: the model that ships with citefind,
-	// or a model file (--rerank-model).
-	citefind.LearnedLoader = func(path string) (rerank.Reranker, error) {
-		if path == "" {
-			return learned.Default()
-		}
-		return learned.Load(path)
-	}
 }

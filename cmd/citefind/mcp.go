@@ -49,6 +49,7 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	log.Info("serving MCP on stdio", "db", *db, "papers", eng.Count())
+	log.Info("serving MCP on stdio", "db", *db, "papers", eng.Count(ctx), "generation", eng.Generation())
+	go followDB(ctx, eng, log)
 	return mcp.New(eng, mcp.Options{Logger: log, Version: Version}).ServeIO(ctx, c.stdin, c.stdout)
 }

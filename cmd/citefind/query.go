@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/engine"
 )
 
 type queryCmd struct{ env }
@@ -18,7 +18,7 @@ func (c *queryCmd) Synopsis() string {
 	return "find candidate papers for a masked-citation excerpt or a question"
 }
 
-const queryUsage = `Usage: citefind query [--db DIR] [-k N] [--json] [--retrievers bm25[,rm3][,dense]] [--fusion rrf|max|minmax]
+const queryUsage = `Usage: citefind query [--db DIR] [-k N] [--json] [--retrievers bm25,rm3,citing,dense] [--fusion rrf|max|minmax]
                       [--weights bm25=1,dense=0.1] [--strict] [--rerank none|learned|llm] [--pick]
                       [--llm MODEL] [--rerank-model FILE] TEXT | -
 
@@ -28,13 +28,15 @@ Citation markers ([12], [3-5], [CITATION], (Smith et al., 2020)) are removed
 before searching.
 
 Retrievers: bm25 (the cleaned text), rm3 (BM25 over the text expanded with
-terms of its top 10 BM25 hits) and dense (the embedding index built by index
---embedder). With several, their lists are fused (--fusion, --weights); each
-hit's "sources" give every retriever's rank and score and "score" is the
-fused score. Without --retrievers, --fusion or --weights, the database's
-defaults apply (written by index, shown by citefind status): bm25, rm3 0.2
-and citing 0.5 (+ dense 0.05 with the builtin embedder), min-max fusion, as
-measured best on ACM-CR. A retriever that fails or takes over 5 s is reported as a
+terms of its top 10 BM25 hits), citing (BM25 of each sentence that holds a
+citation marker, for paragraph-long contexts) and dense (the embedding index
+built by index --embedder). With several, their lists are fused (--fusion,
+--weights); each hit's "sources" give every retriever's rank and score and
+"score" is the fused score. Without --retrievers, --fusion, --weights or
+--rerank, the database's pipeline applies (DIR/pipeline.json, written by
+index, shown by citefind status; eval measures the same): bm25, rm3 0.2 and
+citing 0.5 (+ dense 0.05 with the builtin embedder), min-max fusion, no
+reranker, as measured best on ACM-CR. A retriever that fails or takes over 5 s is reported as a
 warning and the others' hits are used; --strict makes it an error.
 
 --rerank reorders the top 100 fused candidates: learned (a model trained on
@@ -56,10 +58,10 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	db := dbFlag(fs)
 	k := fs.Int("k", 10, "number of candidates to return")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	retrievers := fs.String("retrievers", "", "comma-separated retrievers to use: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's, see `citefind status`)")
+	retrievers := fs.String("retrievers", "", "comma-separated retrievers to use: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's pipeline, see citefind status)")
 	var ff fusionFlags
 	ff.register(fs)
-	rerank := fs.String("rerank", "none", "reranker of the top 100 fused candidates: none, learned (offline model), llm (Ollama chat)")
+	rerank := fs.String("rerank", "", "reranker of the top 100 fused candidates: none, learned (offline model), llm (Ollama chat) (default: the database's pipeline)")
 	var lf llmFlags
 	lf.register(fs)
 	pick := fs.Bool("pick", false, "choose the one paper to cite (without an LLM picker: the top rank, marked as fallback)")
@@ -76,8 +78,12 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	if *k <= 0 {
 		return usageErr("query: -k must be positive, got %d", *k)
 	}
-	if !slices.Contains(citefind.RerankerNames, *rerank) {
-		return usageErr("query: unknown reranker %q (available: %s)", *rerank, strings.Join(citefind.RerankerNames, ", "))
+	if err := citefind.CheckReranker(*rerank); err != nil {
+		return usageErr("query: %v", err)
+	}
+	names, err := parseRetrievers("query", *retrievers)
+	if err != nil {
+		return err
 	}
 	text := strings.Join(pos, " ")
 	if text == "-" {
@@ -101,12 +107,12 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	}
 	eopts.Sparse = sopts
 	lf.apply(&eopts)
-	eng, err := citefind.Open(ctx, *db, eopts)
+	eng, err := engine.Open(ctx, *db, eopts)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	res, err := eng.Query(ctx, text, citefind.QueryOptions{K: *k, Retrievers: splitList(*retrievers), Raw: *raw, Rerank: *rerank, Pick: *pick})
+	res, err := eng.Search(ctx, text, citefind.QueryOptions{K: *k, Retrievers: names, Raw: *raw, Rerank: *rerank, Pick: *pick})
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/build"
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/db"
 )
 
 type removeCmd struct{ env }
@@ -28,7 +29,7 @@ holding it is indexed again after it changed (or with --force).`
 
 func (c *removeCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "remove", removeUsage)
-	db := dbFlag(fs)
+	dir := dbFlag(fs)
 	wait := waitFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress display")
 	ids, err := parseArgs(fs, args)
@@ -38,19 +39,20 @@ func (c *removeCmd) Run(ctx context.Context, args []string) error {
 	if len(ids) == 0 {
 		return usageErr("remove: no ID given")
 	}
-	if _, err := os.Stat(filepath.Join(*db, citefind.StoreFile)); err != nil {
-		return fmt.Errorf("%w at %s", citefind.ErrNoDatabase, *db)
+	if _, err := os.Stat(filepath.Join(*dir, db.StoreFile)); err != nil {
+		return fmt.Errorf("%w at %s", db.ErrNoDatabase, *dir)
 	}
-	lock, err := lockDB(ctx, c.env, *db, *wait)
+	lock, err := lockDB(ctx, c.env, *dir, *wait)
 	if err != nil {
 		return err
 	}
 	defer lock.Unlock()
-	st, err := corpus.OpenStore(ctx, filepath.Join(*db, citefind.StoreFile))
+	d, err := db.Open(ctx, *dir)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer d.Close()
+	st := d.Store
 	res, err := st.Resolve(ctx, ids)
 	if err != nil {
 		return err
@@ -67,13 +69,13 @@ func (c *removeCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := citefind.BuildOptions{Progress: c.stderr}
+	opts := build.Options{Progress: c.stderr}
 	if *quiet {
 		opts.Progress = nil
 	}
-	rep, err := citefind.BuildIndexes(ctx, *db, st, opts)
+	rep, err := build.Indexes(ctx, d, opts)
 	if err != nil {
-		return fmt.Errorf("removed %s from the store, but updating the indexes failed (run `citefind index --db %s`): %w", plural(n, "paper"), *db, err)
+		return fmt.Errorf("removed %s from the store, but updating the indexes failed (run `citefind index --db %s`): %w", plural(n, "paper"), *dir, err)
 	}
 	total, err := st.Count(ctx)
 	if err != nil {

@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
-	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/server"
 	"github.com/citefind/citefind/server/mcp"
 )
@@ -69,23 +70,40 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if !*noMCP {
 		opts.MCP = mcp.New(eng, mcp.Options{Logger: log, Version: Version, ToolTimeout: *timeout}).Handler()
 	}
-	log.Info("opened database", "db", *db, "papers", eng.Count())
+	log.Info("opened database", "db", *db, "papers", eng.Count(ctx), "generation", eng.Generation())
+	go followDB(ctx, eng, log)
 	return server.New(eng, opts).ListenAndServe(ctx, *addr)
 }
 
 // openServing makes the logger and opens the engine of serve and mcp.
-func openServing(ctx context.Context, e env, db, logFormat string, lf llmFlags) (*slog.Logger, *citefind.Engine, error) {
+func openServing(ctx context.Context, e env, db, logFormat string, lf llmFlags) (*slog.Logger, *engine.Engine, error) {
 	log, err := newLogger(e, logFormat)
 	if err != nil {
 		return nil, nil, err
 	}
-	var eopts citefind.EngineOptions
+	var eopts engine.Options
 	lf.apply(&eopts)
-	eng, err := citefind.Open(ctx, db, eopts)
+	eng, err := engine.Open(ctx, db, eopts)
 	if err != nil {
 		return nil, nil, err
 	}
 	return log, eng, nil
+}
+
+// followInterval is how often serve and mcp look for a newer store
+// generation (an index or remove run by another process).
+const followInterval = 2 * time.Second
+
+// followDB swaps in the indexes of each new store generation until ctx
+// ends, logging each swap and failure.
+func followDB(ctx context.Context, eng *engine.Engine, log *slog.Logger) {
+	eng.Follow(ctx, followInterval, func(swapped bool, err error) {
+		if err != nil {
+			log.Warn("could not open the database's new indexes; still serving the previous ones", "err", err)
+			return
+		}
+		log.Info("serving a new store generation", "generation", eng.Generation(), "papers", eng.Count(ctx))
+	})
 }
 
 // newLogger returns the slog logger of serve and mcp, on standard error.

@@ -11,9 +11,9 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
-	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/cite"
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/db"
 )
 
 type statsCmd struct{ env }
@@ -34,7 +34,7 @@ row; the table shows the first N rows of each list.`
 
 func (c *statsCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "stats", statsUsage)
-	db := dbFlag(fs)
+	dir := dbFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object (every row)")
 	top := fs.Int("top", 20, "rows per list in the table (0: all)")
 	pos, err := parseArgs(fs, args)
@@ -44,9 +44,9 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return usageErr("stats: unexpected argument %q", pos[0])
 	}
-	storePath := filepath.Join(*db, citefind.StoreFile)
+	storePath := filepath.Join(*dir, db.StoreFile)
 	if _, err := os.Stat(storePath); err != nil {
-		return fmt.Errorf("stats: no paper store at %s (run `citefind index --db %s FILE…` first)", storePath, *db)
+		return fmt.Errorf("stats: no paper store at %s (run `citefind index --db %s FILE…` first)", storePath, *dir)
 	}
 	store, err := corpus.OpenStore(ctx, storePath)
 	if err != nil {
@@ -70,7 +70,7 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 	if st.Totals.Drafts == 0 {
 		_, err := fmt.Fprintf(c.stdout, "No citation usage recorded in %s yet.\n"+
 			"`citefind cite --session SEARCH.json DRAFT` records which papers a draft cites\n"+
-			"and which searches (saved with `citefind query --json … > SEARCH.json`) were behind it.\n", *db)
+			"and which searches (saved with `citefind query --json … > SEARCH.json`) were behind it.\n", *dir)
 		return err
 	}
 	return writeStats(c.stdout, st, *top)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/db"
 	"github.com/citefind/citefind/eval"
 )
 
@@ -26,12 +26,12 @@ exits with status 3.`
 
 func (c *statusCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "status", statusUsage)
-	db := dbFlag(fs)
+	dir := dbFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	s, err := citefind.DBStatus(ctx, *db)
+	s, err := db.ReadStatus(ctx, *dir)
 	if err != nil {
 		return err
 	}
@@ -44,6 +44,12 @@ func (c *statusCmd) Run(ctx context.Context, args []string) error {
 	} else {
 		fmt.Fprintf(c.stdout, "database %s\n", s.DB)
 		fmt.Fprintf(c.stdout, "  store:  %d papers, generation %d\n", s.StorePapers, s.StoreGeneration)
+		if s.Backend != "local" {
+			fmt.Fprintf(c.stdout, "  backend: %s\n", s.Backend)
+		}
+		for _, d := range s.Detail {
+			fmt.Fprintf(c.stdout, "    %s\n", d)
+		}
 		for _, ix := range s.Indexes {
 			switch {
 			case !ix.Exists:
@@ -54,15 +60,16 @@ func (c *statusCmd) Run(ctx context.Context, args []string) error {
 				fmt.Fprintf(c.stdout, "  %-6s  %d papers, built from generation %d\n", ix.Name+":", ix.Docs, ix.Generation)
 			}
 		}
+		p := s.Pipeline
 		switch {
-		case s.FusionError != "":
-			fmt.Fprintf(c.stdout, "  queries: bm25 alone (fusion defaults unreadable: %s)\n", s.FusionError)
-		case s.Fusion == nil || len(s.Fusion.Retrievers) < 2:
-			fmt.Fprintf(c.stdout, "  queries: bm25 alone by default\n")
+		case s.PipelineError != "":
+			fmt.Fprintf(c.stdout, "  queries: fail: the pipeline is unreadable: %s\n", s.PipelineError)
+		case p == nil:
+			b := db.BuiltinPipeline(s.Embedder)
+			fmt.Fprintf(c.stdout, "  queries: %s (the built-in pipeline: the database has no %s; run citefind index to write it)\n",
+				describeDBPipeline(b), db.PipelineFile)
 		default:
-			f := s.Fusion
-			fmt.Fprintf(c.stdout, "  queries: %s fused by %s (%s) by default\n           (%s)\n", strings.Join(f.Retrievers, ", "), f.Method,
-				eval.FormatWeights(f.Retrievers, f.Weights), f.Source)
+			fmt.Fprintf(c.stdout, "  queries: %s\n           (%s)\n", describeDBPipeline(*p), p.Source)
 		}
 		if s.WriterPID != 0 {
 			fmt.Fprintf(c.stdout, "  a citefind (pid %d) is writing this database now\n", s.WriterPID)
@@ -80,4 +87,16 @@ func (c *statusCmd) Run(ctx context.Context, args []string) error {
 		return &exitError{code: 3, err: fmt.Errorf("store and indexes disagree (run `%s`)", s.Fix)}
 	}
 	return nil
+}
+
+// describeDBPipeline is one line on a database's pipeline.
+func describeDBPipeline(p db.Pipeline) string {
+	s := strings.Join(p.Retrievers, " + ")
+	if len(p.Retrievers) > 1 {
+		s = fmt.Sprintf("%s fused by %s (%s)", strings.Join(p.Retrievers, ", "), p.Method, eval.FormatWeights(p.Retrievers, p.Weights))
+	}
+	if p.Rerank != "" && p.Rerank != "none" {
+		s += ", reranked by " + p.Rerank
+	}
+	return s
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/engine"
+	"github.com/citefind/citefind/eval"
 	"github.com/citefind/citefind/rerank/learned"
 )
 
@@ -50,7 +52,7 @@ Example:
 
 func (c *trainCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "train", trainUsage)
-	db := fs.String("db", "", "benchmark database `DIR` (default $CITEFIND_DB/bench/NAME)")
+	dir := fs.String("db", "", "benchmark database `DIR` (default $CITEFIND_DB/bench/NAME)")
 	bench := fs.String("bench", "", "benchmark `NAME`")
 	data := fs.String("data", "", "benchmark data `DIR` (default $CITEFIND_DATA/NAME)")
 	corpusPath := fs.String("corpus", "", "corpus `PATH` for --bench jsonl")
@@ -107,11 +109,11 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 	}
 	eopts.Raw, eopts.Retrievers = *raw, names
 
-	b, err := (&evalCmd{env: c.env}).benchDB(ctx, "train", *bench, *data, *corpusPath, *queries, db, prog)
+	b, err := (&evalCmd{env: c.env}).benchDB(ctx, "train", *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries}, dir, prog)
 	if err != nil {
 		return err
 	}
-	eng, err := citefind.Open(ctx, *db, eopts)
+	eng, err := engine.Open(ctx, *dir, eopts)
 	if err != nil {
 		return err
 	}
@@ -121,7 +123,7 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	ds, err := candidateDataset(ctx, c.stderr, *db, eng, b, names, *depth, *raw, eopts, *cache, prog)
+	ds, err := candidateDataset(ctx, c.stderr, *dir, eng, b, names, *depth, *raw, eopts, *cache, prog)
 	if err != nil {
 		return err
 	}
@@ -136,7 +138,7 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 		p.L2, p.Bins, p.FeatureFraction, p.Sigma = d.L2, d.Bins, d.FeatureFraction, d.Sigma
 	}
 	var sets []string
-	for _, s := range b.sets {
+	for _, s := range b.Sets {
 		sets = append(sets, s.Name)
 	}
 	start := time.Now()

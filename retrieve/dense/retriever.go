@@ -60,7 +60,9 @@ type Retriever struct {
 // Open loads the index in dir for queries embedded by emb. It fails with
 // ErrNoIndex when there is no index, and with ErrModelMismatch when the
 // index was built with another model id, or when emb already knows its
-// dimension and it is not the index's.
+// dimension and it is not the index's. A nil emb opens the index for
+// RetrieveVector only (the caller embeds the queries and checks the
+// model against Header().Model); Retrieve then fails with ErrEmbedder.
 //
 // Open reads the export's sidecar (see SidecarName) when there is one made
 // for this export that passes its checks (sizes, IDs ascending, CRC-32C
@@ -71,17 +73,16 @@ type Retriever struct {
 // Retriever holds the vectors once in float32 and once in int8 (about
 // 5·dim bytes per paper).
 func Open(dir string, emb Embedder) (*Retriever, error) {
-	if emb == nil {
-		return nil, errors.New("dense: open: nil Embedder")
-	}
 	h, err := Stat(dir)
 	if err != nil {
 		return nil, err
 	}
-	if h.Model != emb.Model() {
+	if emb == nil {
+		// Vector queries only.
+	} else if h.Model != emb.Model() {
 		return nil, fmt.Errorf("dense: open %s: %w: index has %q, embedder is %q", dir, ErrModelMismatch, h.Model, emb.Model())
 	}
-	if d := emb.Dim(); d != 0 && d != h.Dim {
+	if d := dimOf(emb); d != 0 && d != h.Dim {
 		return nil, fmt.Errorf("dense: open %s: %w: index has dimension %d, embedder %d", dir, ErrModelMismatch, h.Dim, d)
 	}
 	r := &Retriever{emb: emb, header: h, dim: h.Dim}
@@ -149,6 +150,9 @@ func (r *Retriever) Count() int { return len(r.ids) }
 func (r *Retriever) Retrieve(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("dense: retrieve: %w (got %d)", ErrBadK, k)
+	}
+	if r.emb == nil {
+		return nil, fmt.Errorf("dense: retrieve: %w: the index was opened for vector queries only", ErrEmbedder)
 	}
 	var q []float32
 	if qe, ok := r.emb.(QueryEmbedder); ok {
@@ -265,4 +269,12 @@ func dot(a, b []float32) float32 {
 		s0 += a[i] * b[i]
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// dimOf is emb.Dim(), 0 for a nil emb.
+func dimOf(emb Embedder) int {
+	if emb == nil {
+		return 0
+	}
+	return emb.Dim()
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/internal/topk"
+	"github.com/citefind/citefind/retrieve"
 )
 
 // Sentinel errors. Test with errors.Is.
@@ -331,15 +332,13 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, k int) ([]corpus
 
 // Term is an analyzed query term (as Analyze returns it) and its weight,
 // which multiplies the term's BM25 contribution.
-type Term struct {
-	Text   string
-	Weight float64
-}
+type Term = retrieve.Term
 
 // QueryTerms returns the distinct analyzed terms of query in
-// first-occurrence order, each weighted as Retrieve weights it (its
-// frequency in the query, saturated by K3 when set).
-func (r *Retriever) QueryTerms(query string) ([]Term, error) {
+// first-occurrence order, each weighted by its frequency in the query,
+// saturated by k3 when k3 > 0 (qtf·(k3+1)/(k3+qtf)): the weighted query
+// that Retrieve runs for a Retriever with Options.K3 = k3.
+func QueryTerms(query string, k3 float64) ([]Term, error) {
 	terms, err := analyzeQuery(query)
 	if err != nil {
 		return nil, err
@@ -347,12 +346,37 @@ func (r *Retriever) QueryTerms(query string) ([]Term, error) {
 	out := make([]Term, len(terms))
 	for i, t := range terms {
 		w := t.qtf
-		if r.k3 > 0 {
-			w = w * (r.k3 + 1) / (r.k3 + w)
+		if k3 > 0 {
+			w = w * (k3 + 1) / (k3 + w)
 		}
 		out[i] = Term{Text: string(t.term), Weight: w}
 	}
 	return out, nil
+}
+
+// QueryTerms is the package's QueryTerms with the retriever's K3.
+func (r *Retriever) QueryTerms(query string) ([]Term, error) { return QueryTerms(query, r.k3) }
+
+// BM25 is RetrieveTerms (it makes a Retriever an RM3 TermSearcher).
+func (r *Retriever) BM25(ctx context.Context, terms []Term, k int) ([]corpus.Hit, error) {
+	return r.RetrieveTerms(ctx, terms, k)
+}
+
+// DocFreqs returns DocFreq(FieldText, t) for each term, and the number of
+// papers in the index.
+func (r *Retriever) DocFreqs(ctx context.Context, terms []string) (map[string]int, int, error) {
+	out := make(map[string]int, len(terms))
+	for _, t := range terms {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		df, err := r.DocFreq(FieldText, t)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[t] = int(df)
+	}
+	return out, int(r.n), nil
 }
 
 // RetrieveTerms is Retrieve for an already analyzed, weighted query:

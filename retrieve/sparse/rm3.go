@@ -28,7 +28,12 @@ const (
 // again with the expanded query. Terms are filtered as Anserini does:
 // 2–20 characters of [a-z0-9], not all digits, in at most 10% of papers.
 type RM3 struct {
-	R *Retriever
+	// Index is the BM25 index: a *Retriever, or any backend
+	// (retrieve.Backend satisfies TermSearcher).
+	Index TermSearcher
+	// K3 saturates the original query's term frequencies as
+	// Options.K3 does (0: none).
+	K3 float64
 	// Docs returns the text of the given papers (title, abstract and
 	// keywords); papers it does not return add nothing to the model.
 	Docs func(ctx context.Context, ids []string) (map[string]string, error)
@@ -39,13 +44,22 @@ type RM3 struct {
 	OrigWeight float64
 }
 
+// TermSearcher is the BM25 side that RM3 needs.
+type TermSearcher interface {
+	// BM25 returns up to k papers for weighted analysed terms, best first.
+	BM25(ctx context.Context, terms []Term, k int) ([]corpus.Hit, error)
+	// DocFreqs returns how many papers hold each analysed term in their
+	// text, and the number of papers.
+	DocFreqs(ctx context.Context, terms []string) (map[string]int, int, error)
+}
+
 // Retrieve returns the top k papers for the expanded query.
 func (m *RM3) Retrieve(ctx context.Context, query string, k int) ([]corpus.Hit, error) {
 	terms, err := m.Expand(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return m.R.RetrieveTerms(ctx, terms, k)
+	return m.Index.BM25(ctx, terms, k)
 }
 
 // Expand returns the expanded, weighted query (weights sum to 1).
@@ -54,7 +68,11 @@ func (m *RM3) Expand(ctx context.Context, query string) ([]Term, error) {
 	if fbDocs <= 0 {
 		fbDocs = DefaultFbDocs
 	}
-	hits, err := m.R.Retrieve(ctx, query, fbDocs)
+	qt, err := QueryTerms(query, m.K3)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := m.Index.BM25(ctx, qt, fbDocs)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +92,7 @@ func (m *RM3) ExpandFrom(ctx context.Context, query string, hits []corpus.Hit) (
 	if lambda <= 0 || lambda > 1 {
 		lambda = DefaultOrigWeight
 	}
-	orig, err := m.R.QueryTerms(query)
+	orig, err := QueryTerms(query, m.K3)
 	if err != nil || len(orig) == 0 || len(hits) == 0 {
 		return orig, err
 	}
@@ -114,19 +132,32 @@ func (m *RM3) ExpandFrom(ctx context.Context, query string, hits []corpus.Hit) (
 		}
 		return strings.Compare(a.t, b.t)
 	})
-	maxDF := uint64(maxDFRatio * float64(m.R.n))
+	// Document frequencies are asked in chunks, best candidates first,
+	// until FbTerms terms are kept: one round trip for most queries.
 	var kept []tw
 	var sum float64
-	for _, c := range cands {
-		if len(kept) == fbTerms {
-			break
+	for start := 0; start < len(cands) && len(kept) < fbTerms; {
+		end := min(len(cands), start+2*(fbTerms-len(kept)))
+		terms := make([]string, 0, end-start)
+		for _, c := range cands[start:end] {
+			terms = append(terms, c.t)
 		}
-		df, err := m.R.DocFreq(FieldText, c.t)
-		if err == nil && df > maxDF {
-			continue
+		df, n, err := m.Index.DocFreqs(ctx, terms)
+		if err != nil {
+			return nil, fmt.Errorf("sparse: rm3: document frequencies: %w", err)
 		}
-		kept = append(kept, c)
-		sum += c.w
+		maxDF := int(maxDFRatio * float64(n))
+		for _, c := range cands[start:end] {
+			if len(kept) == fbTerms {
+				break
+			}
+			if d, ok := df[c.t]; ok && d > maxDF {
+				continue
+			}
+			kept = append(kept, c)
+			sum += c.w
+		}
+		start = end
 	}
 	var osum float64
 	for _, t := range orig {

@@ -39,6 +39,7 @@ import (
 
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/cite"
+	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/server"
 )
 
@@ -70,7 +71,7 @@ type Options struct {
 // Tools serves the citefind MCP tools over one engine. It is safe for
 // concurrent use by many sessions; the engine must stay open.
 type Tools struct {
-	eng  *citefind.Engine
+	eng  *engine.Engine
 	opts Options
 	log  *slog.Logger
 	srv  *sdk.Server
@@ -88,7 +89,7 @@ type session struct {
 }
 
 // New returns the tools over eng.
-func New(eng *citefind.Engine, opts Options) *Tools {
+func New(eng *engine.Engine, opts Options) *Tools {
 	if opts.ToolTimeout <= 0 {
 		opts.ToolTimeout = DefaultToolTimeout
 	}

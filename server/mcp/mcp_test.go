@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/server"
 	"github.com/citefind/citefind/server/internal/sampledb"
 	"github.com/citefind/citefind/server/mcp"
@@ -30,7 +30,7 @@ func newClient() *sdk.Client {
 }
 
 // overHTTP serves the tools at /mcp of the citefind HTTP server.
-func overHTTP(t *testing.T, eng *citefind.Engine, tools *mcp.Tools) connectFunc {
+func overHTTP(t *testing.T, eng *engine.Engine, tools *mcp.Tools) connectFunc {
 	ts := httptest.NewServer(server.New(eng, server.Options{MCP: tools.Handler()}).Handler())
 	t.Cleanup(ts.Close)
 	return func(t *testing.T) *sdk.ClientSession {
@@ -43,7 +43,7 @@ func overHTTP(t *testing.T, eng *citefind.Engine, tools *mcp.Tools) connectFunc 
 
 // overStdio serves each session over a pair of pipes, as `citefind mcp`
 // does over standard input and output.
-func overStdio(t *testing.T, _ *citefind.Engine, tools *mcp.Tools) connectFunc {
+func overStdio(t *testing.T, _ *engine.Engine, tools *mcp.Tools) connectFunc {
 	return func(t *testing.T) *sdk.ClientSession {
 		inR, inW := io.Pipe()   // client → server
 		outR, outW := io.Pipe() // server → client
@@ -65,7 +65,7 @@ func overStdio(t *testing.T, _ *citefind.Engine, tools *mcp.Tools) connectFunc {
 
 func TestTools(t *testing.T) {
 	eng := sampledb.Open(t)
-	for name, transport := range map[string]func(*testing.T, *citefind.Engine, *mcp.Tools) connectFunc{"stdio": overStdio, "streamable-http": overHTTP} {
+	for name, transport := range map[string]func(*testing.T, *engine.Engine, *mcp.Tools) connectFunc{"stdio": overStdio, "streamable-http": overHTTP} {
 		t.Run(name, func(t *testing.T) {
 			tools := mcp.New(eng, mcp.Options{Version: "test"})
 			connect := transport(t, eng, tools)

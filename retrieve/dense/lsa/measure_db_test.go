@@ -9,8 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/citefind/citefind"
-	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/build"
 	"github.com/citefind/citefind/eval"
 	"github.com/citefind/citefind/internal/datadir"
 )
@@ -39,23 +38,10 @@ func acmcrDB(t *testing.T, ctx context.Context) (*eval.ACMCR, string) {
 		db = t.TempDir()
 	}
 	require.NoError(t, os.MkdirAll(db, 0o755))
-	storePath := filepath.Join(db, citefind.StoreFile)
-	_, statErr := os.Stat(storePath)
-	st, err := corpus.OpenStore(ctx, storePath)
-	require.NoError(t, err)
-	defer st.Close()
-	if statErr != nil {
-		start := time.Now()
-		sum, err := citefind.Ingest(ctx, st, a.BibFiles, citefind.IngestOptions{Keep: a.Keep})
-		require.NoError(t, err)
-		t.Logf("ingest: %d records read, %d merged, %s", sum.Read, sum.Merged, time.Since(start))
-	}
 	start := time.Now()
-	rep, err := citefind.BuildIndexes(ctx, db, st, citefind.BuildOptions{})
+	rep, err := build.Ensure(ctx, db, build.EnsureOptions{Files: a.BibFiles, Keep: a.Keep, Collection: "acm-cr"})
 	require.NoError(t, err)
-	if rep.SparseBuilt {
-		t.Logf("bm25 index built in %s", time.Since(start))
-	}
+	t.Logf("ingest: %d records read, %d merged; bm25 index built: %t; %s", rep.Ingest.Read, rep.Ingest.Merged, rep.Build.SparseBuilt, time.Since(start))
 	return a, db
 }
 

@@ -18,6 +18,8 @@ import (
 
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/corpus"
+	dbpkg "github.com/citefind/citefind/db"
+	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/eval"
 	"github.com/citefind/citefind/retrieve"
 	"github.com/citefind/citefind/retrieve/dense/lsa"
@@ -35,7 +37,7 @@ func TestACMCRMeasure(t *testing.T) {
 	}
 	ctx := t.Context()
 	a, db := acmcrDB(t, ctx)
-	st, err := corpus.OpenStore(ctx, filepath.Join(db, citefind.StoreFile))
+	st, err := corpus.OpenStore(ctx, filepath.Join(db, dbpkg.StoreFile))
 	require.NoError(t, err)
 	var ids, texts []string
 	require.NoError(t, st.Each(ctx, func(p corpus.Paper) error {
@@ -68,7 +70,7 @@ func TestACMCRMeasure(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	eng, err := citefind.Open(ctx, db, citefind.EngineOptions{})
+	eng, err := engine.Open(ctx, db, engine.Options{Retrievers: []string{citefind.RetrieverBM25}})
 	require.NoError(t, err)
 	defer eng.Close()
 	resolve := func(ids []string) (map[string]string, error) { return eng.Store().Resolve(ctx, ids) }
@@ -142,10 +144,11 @@ func TestACMCRMeasure(t *testing.T) {
 			if c, ok := cache[q]; ok {
 				return c, nil
 			}
-			hits, err := eng.Retrieve(ctx, q, 100)
+			res, err := eng.Search(ctx, q, citefind.QueryOptions{K: 100})
 			if err != nil {
 				return cached{}, err
 			}
+			hits := res.Stages.Retrievers[citefind.RetrieverBM25]
 			v, err := best.model.Embed(ctx, []string{retrieve.Clean(q)})
 			if err != nil {
 				return cached{}, err

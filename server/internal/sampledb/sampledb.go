@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/citefind/citefind"
-	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/build"
+	"github.com/citefind/citefind/engine"
 )
 
 // Papers is the number of papers in the sample corpus.
@@ -39,24 +39,18 @@ func Abstracts(t testing.TB) string {
 // a new folder and returns it.
 func Build(t testing.TB) string {
 	t.Helper()
-	ctx := t.Context()
 	db := t.TempDir()
-	st, err := corpus.OpenStore(ctx, filepath.Join(db, citefind.StoreFile))
+	rep, err := build.Ensure(t.Context(), db, build.EnsureOptions{Files: []string{Path(t), Abstracts(t)}})
 	require.NoError(t, err)
-	sum, err := citefind.Ingest(ctx, st, []string{Path(t), Abstracts(t)}, citefind.IngestOptions{})
-	require.NoError(t, err)
-	require.Empty(t, sum.Errors)
-	_, err = citefind.BuildIndexes(ctx, db, st, citefind.BuildOptions{})
-	require.NoError(t, err)
-	require.NoError(t, st.Close())
+	require.Empty(t, rep.Ingest.Errors)
 	return db
 }
 
 // Open builds the sample database and opens an engine over it, closed
 // when the test ends.
-func Open(t testing.TB) *citefind.Engine {
+func Open(t testing.TB) *engine.Engine {
 	t.Helper()
-	eng, err := citefind.Open(t.Context(), Build(t), citefind.EngineOptions{})
+	eng, err := engine.Open(t.Context(), Build(t), engine.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { eng.Close() })
 	return eng

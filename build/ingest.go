@@ -1,4 +1,4 @@
-package citefind
+package build
 
 import (
 	"context"

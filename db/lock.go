@@ -1,4 +1,4 @@
-package citefind
+package db
 
 import (
 	"context"
@@ -12,33 +12,30 @@ import (
 	"time"
 )
 
-// LockFile is the lock file inside a database folder.
-const LockFile = "lock"
-
 // DefaultLockWait is how long a writer waits for another one by default.
 const DefaultLockWait = 30 * time.Second
 
 // ErrLocked means another process holds the database's write lock.
 var ErrLocked = errors.New("database is being written by another citefind")
 
-// DBLock is the write lock of a database folder: an exclusive flock(2) on
+// WriteLock is the write lock of a database folder: an exclusive flock(2) on
 // DIR/lock, which also holds the owner's pid. The kernel releases it when
 // the process exits, however it exits, so a killed writer never leaves a
 // stale lock.
-type DBLock struct {
+type WriteLock struct {
 	f *os.File
 }
 
-// LockDB takes the write lock of the database folder dir (creating the
+// Lock takes the write lock of the database folder dir (creating the
 // folder), for a command that changes the store or the indexes. When
-// another process holds it, LockDB calls waiting (if not nil) once with
+// another process holds it, Lock calls waiting (if not nil) once with
 // that process's pid (0 if unknown), and tries again until wait has passed
 // or ctx is done; then it returns an error wrapping ErrLocked that names
 // the holder. wait <= 0 means try once.
 //
 // Readers (query, status) take no lock: the store is SQLite in WAL mode
 // and index updates are renamed into place.
-func LockDB(ctx context.Context, dir string, wait time.Duration, waiting func(pid int)) (*DBLock, error) {
+func Lock(ctx context.Context, dir string, wait time.Duration, waiting func(pid int)) (*WriteLock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create database folder: %w", err)
 	}
@@ -77,11 +74,11 @@ func LockDB(ctx context.Context, dir string, wait time.Duration, waiting func(pi
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
-	return &DBLock{f: f}, nil
+	return &WriteLock{f: f}, nil
 }
 
 // Unlock releases the lock.
-func (l *DBLock) Unlock() error {
+func (l *WriteLock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}

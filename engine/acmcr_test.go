@@ -1,6 +1,7 @@
-package citefind_test
+package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind"
-	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/build"
+	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/eval"
 	"github.com/citefind/citefind/internal/datadir"
 )
@@ -17,7 +19,7 @@ import (
 // acmcrLevels are the recall@10 / nDCG@10 levels measured on 2026-11-22
 // (docs/benchmarks.md): BM25 alone with the shipped settings, and the
 // default pipeline of a database without embedder (bm25 + rm3 + citing,
-// min-max fusion, BuiltinFusion). The regression test allows 0.01 below.
+// min-max fusion, db.BuiltinPipeline). The regression test allows 0.01 below.
 var acmcrLevels = map[string]map[string]struct{ recall10, ndcg10 float64 }{
 	"bm25": {
 		eval.SetContexts:  {recall10: 0.4176, ndcg10: 0.3585},
@@ -30,8 +32,10 @@ var acmcrLevels = map[string]map[string]struct{ recall10, ndcg10 float64 }{
 }
 
 // TestACMCRRegression builds the ACM-CR benchmark database from the raw
-// files with the shipped defaults and checks that recall@10 and nDCG@10 stay
-// within 0.01 of the measured levels.
+// files with the shipped defaults (build.Ensure, as eval does) and checks
+// that recall@10 and nDCG@10 of BM25 alone and of the database's pipeline
+// (what query and eval answer without flags) stay within 0.01 of the
+// measured levels.
 func TestACMCRRegression(t *testing.T) {
 	dir := datadir.Bench("acm-cr")
 	if _, err := os.Stat(filepath.Join(dir, "data", "acm-dl")); err != nil {
@@ -44,31 +48,31 @@ func TestACMCRRegression(t *testing.T) {
 	a, err := eval.LoadACMCR(dir)
 	require.NoError(t, err)
 	db := t.TempDir()
-	st, err := corpus.OpenStore(ctx, filepath.Join(db, citefind.StoreFile))
+	rep, err := build.Ensure(ctx, db, build.EnsureOptions{Files: a.BibFiles, Keep: a.Keep, Collection: "acm-cr"})
 	require.NoError(t, err)
-	sum, err := citefind.Ingest(ctx, st, a.BibFiles, citefind.IngestOptions{Keep: a.Keep})
-	require.NoError(t, err)
+	sum := rep.Ingest
 	assert.Empty(t, sum.Errors, "the ACM-CR files read without errors")
-	n, err := st.Count(ctx)
-	require.NoError(t, err)
 	// 108,857 documents after the upstream rules; the store holds fewer
 	// because it merges the records it recognises as one paper.
-	t.Logf("ingest: %d records read, %d papers stored, %d merged, filtered %v, %s", sum.Read, n, sum.Merged, sum.Filtered, sum.Duration)
-	_, err = citefind.BuildIndexes(ctx, db, st, citefind.BuildOptions{})
-	require.NoError(t, err)
+	t.Logf("ingest: %d records read, %d papers stored, %d merged, filtered %v, %s", sum.Read, rep.Papers, sum.Merged, sum.Filtered, sum.Duration)
 
 	for _, pipeline := range []string{"bm25", "default"} {
-		if pipeline == "default" {
-			_, err := citefind.EnsureFusionDefaults(ctx, db, st)
-			require.NoError(t, err)
+		var opts engine.Options
+		if pipeline == "bm25" {
+			opts.Retrievers = []string{citefind.RetrieverBM25}
 		}
-		eng, err := citefind.Open(ctx, db, citefind.EngineOptions{})
+		eng, err := engine.Open(ctx, db, opts)
 		require.NoError(t, err)
+		judge := eval.NewJudge(eng.Store())
 		for _, set := range a.Sets {
-			res, err := eval.Run(ctx, set, eng, eval.Options{K: 100, Resolve: func(ids []string) (map[string]string, error) {
-				return eng.Store().Resolve(ctx, ids)
-			}})
+			o, err := judge.Options(ctx, set, eval.Options{K: 100})
 			require.NoError(t, err)
+			stages := eval.PipelineStages(eng.Pipeline().Retrievers, false, false)
+			rs, err := eval.RunPipeline(ctx, set, stages, func(ctx context.Context, text string, k int) (*citefind.Result, error) {
+				return eng.Search(ctx, text, citefind.QueryOptions{K: k})
+			}, nil, o)
+			require.NoError(t, err)
+			res := rs[len(rs)-1]
 			want := acmcrLevels[pipeline][set.Name]
 			t.Logf("%s %s: recall@10 %.4f ndcg@10 %.4f recall@100 %.4f mrr@10 %.4f p50 %s p99 %s", pipeline,
 				set.Name, res.Metrics["recall@10"], res.Metrics["ndcg@10"], res.Metrics["recall@100"], res.Metrics["mrr@10"], res.LatencyP50, res.LatencyP99)
@@ -78,5 +82,4 @@ func TestACMCRRegression(t *testing.T) {
 		}
 		require.NoError(t, eng.Close())
 	}
-	require.NoError(t, st.Close())
 }

@@ -1,4 +1,4 @@
-package citefind
+package build
 
 import (
 	"context"
@@ -12,61 +12,15 @@ import (
 	"time"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/db"
 	"github.com/citefind/citefind/internal/atomicfile"
 	"github.com/citefind/citefind/internal/progress"
 	"github.com/citefind/citefind/retrieve/dense"
 	"github.com/citefind/citefind/retrieve/dense/lsa"
+	"github.com/citefind/citefind/retrieve/local"
 )
 
-// Embedder specs accepted by BuildOptions.Embedder (`index --embedder`).
-const (
-	// EmbedderNone builds no dense index (the default for now: on ACM-CR
-	// no dense setting measured so far beats BM25 alone).
-	EmbedderNone = "none"
-	// EmbedderBuiltin is LSA (package lsa) trained on the database's own
-	// papers: BuiltinDim dimensions, plain fold-in, no server, no download.
-	EmbedderBuiltin = "builtin"
-	// EmbedderOllamaPrefix starts an Ollama embedder spec, "ollama:MODEL"
-	// (e.g. "ollama:nomic-embed-text"); the server is OLLAMA_HOST.
-	EmbedderOllamaPrefix = "ollama:"
-)
-
-// BuiltinDim is the number of dimensions of the builtin LSA embedder.
-const BuiltinDim = 512
-
-// metaEmbedder is the store meta key (and dense index header meta key)
-// holding the embedder spec.
-const metaEmbedder = "embedder"
-
-// ParseEmbedder checks an embedder spec (none, builtin or ollama:MODEL) and
-// returns it normalised. "" is none.
-func ParseEmbedder(spec string) (string, error) {
-	spec = strings.TrimSpace(spec)
-	switch {
-	case spec == "" || spec == EmbedderNone:
-		return EmbedderNone, nil
-	case spec == EmbedderBuiltin:
-		return spec, nil
-	case strings.HasPrefix(spec, EmbedderOllamaPrefix):
-		if strings.TrimSpace(strings.TrimPrefix(spec, EmbedderOllamaPrefix)) == "" {
-			return "", fmt.Errorf("embedder %q: no model after %q", spec, EmbedderOllamaPrefix)
-		}
-		return spec, nil
-	}
-	return "", fmt.Errorf("unknown embedder %q (want none, builtin or ollama:MODEL)", spec)
-}
-
-// RecordedEmbedder returns the embedder spec the store records (set by
-// BuildIndexes), EmbedderNone when none was ever recorded.
-func RecordedEmbedder(ctx context.Context, st *corpus.Store) (string, error) {
-	v, err := st.Meta(ctx, metaEmbedder)
-	if err != nil {
-		return "", err
-	}
-	return ParseEmbedder(v)
-}
-
-// DenseReport says what BuildIndexes did to the dense index.
+// DenseReport says what Indexes did to the dense index.
 type DenseReport struct {
 	Embedder  string           // the spec in force (recorded in the store)
 	Built     bool             // rebuilt
@@ -96,32 +50,6 @@ const (
 	metaLSADocs  = "lsa_docs"
 )
 
-// openEmbedder returns the embedder of spec for querying an existing
-// dense index of dir: the saved LSA model for builtin.
-func openEmbedder(dir, spec string) (dense.Embedder, error) {
-	switch {
-	case spec == EmbedderBuiltin:
-		return loadModel(filepath.Join(dir, LSAModelFile))
-	case strings.HasPrefix(spec, EmbedderOllamaPrefix):
-		return dense.NewOllama(dense.OllamaOptions{Model: strings.TrimPrefix(spec, EmbedderOllamaPrefix)})
-	}
-	return nil, fmt.Errorf("no dense embedder (%q)", spec)
-}
-
-// loadModel reads the builtin embedder's model file.
-func loadModel(path string) (*lsa.Model, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open the builtin embedder's model: %w", err)
-	}
-	defer f.Close()
-	m, err := lsa.Load(f)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", filepath.Base(path), err)
-	}
-	return m, nil
-}
-
 // buildDense brings the dense index of dir up to date for the embedder
 // spec. The index is rebuilt (from the whole store, with the embedding
 // cache) when it is missing or unreadable, built from another store
@@ -133,7 +61,7 @@ func loadModel(path string) (*lsa.Model, error) {
 // added or changed since it was trained are folded into it (embedded with
 // its vocabulary and idf; the cache holds every other paper's vector, so
 // only they are embedded). It is retrained on the whole store, and saved
-// atomically to LSAModelFile before the index is built, with opts.Force,
+// atomically to db.LSAModelFile before the index is built, with opts.Force,
 // when it is missing or unreadable, when the store does not record it as
 // the model it trained, or when more papers than opts.RetrainFraction of
 // those it was trained on were added, changed or removed since (see
@@ -141,11 +69,11 @@ func loadModel(path string) (*lsa.Model, error) {
 // generation and size it was trained at (after the model file is saved;
 // a run killed in between retrains, to the same model when the store is
 // unchanged, since training is deterministic).
-func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, spec string, opts BuildOptions) (DenseReport, error) {
+func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, spec string, opts Options) (DenseReport, error) {
 	rep := DenseReport{Embedder: spec}
-	path := filepath.Join(dir, DenseDir)
-	modelPath := filepath.Join(dir, LSAModelFile)
-	if spec == EmbedderNone {
+	path := filepath.Join(dir, local.DenseDir)
+	modelPath := filepath.Join(dir, db.LSAModelFile)
+	if spec == db.EmbedderNone {
 		_, errDir := os.Stat(path)
 		_, errModel := os.Stat(modelPath)
 		if errDir == nil || errModel == nil {
@@ -173,12 +101,12 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 		rep.Reason = "no index yet"
 	case err != nil:
 		rep.Reason = fmt.Sprintf("index unreadable (%v)", err)
-	case h.Meta[metaEmbedder] != spec:
-		rep.Reason = fmt.Sprintf("embedder changed from %q", h.Meta[metaEmbedder])
-	case spec == EmbedderBuiltin && !modelIs(modelPath, h.Model):
+	case h.Meta[local.MetaEmbedder] != spec:
+		rep.Reason = fmt.Sprintf("embedder changed from %q", h.Meta[local.MetaEmbedder])
+	case spec == db.EmbedderBuiltin && !modelIs(modelPath, h.Model):
 		rep.Reason = "the builtin model is not the one the index was built with"
-	case h.Meta[metaGeneration] != gs:
-		rep.Reason = fmt.Sprintf("store changed since generation %s", h.Meta[metaGeneration])
+	case h.Meta[local.MetaGeneration] != gs:
+		rep.Reason = fmt.Sprintf("store changed since generation %s", h.Meta[local.MetaGeneration])
 	default:
 		// Up to date. An index built before sidecars existed (or whose
 		// sidecar was lost) gets one: a read of the export, no embedding.
@@ -193,7 +121,7 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 	}
 	var emb dense.Embedder
 	prepare := func(p corpus.Paper) corpus.Paper { return p }
-	if spec == EmbedderBuiltin {
+	if spec == db.EmbedderBuiltin {
 		m, err := builtinModel(ctx, dir, st, gen, n, opts, &rep)
 		if err != nil {
 			return rep, err
@@ -210,11 +138,11 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 			return p
 		}
 	} else {
-		if emb, err = openEmbedder(dir, spec); err != nil {
+		if emb, err = db.OpenEmbedder(dir, spec); err != nil {
 			return rep, err
 		}
 	}
-	cache, err := dense.OpenCache(filepath.Join(dir, EmbeddingCacheFile))
+	cache, err := dense.OpenCache(filepath.Join(dir, db.EmbeddingCacheFile))
 	if err != nil {
 		return rep, fmt.Errorf("open the embedding cache: %w", err)
 	}
@@ -229,7 +157,7 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 	defer stop()
 	stats, err := dense.Build(ctx, path, dense.BuildOptions{
 		Embedder: emb, Cache: cache,
-		Meta: map[string]string{metaGeneration: gs, metaEmbedder: spec},
+		Meta: map[string]string{local.MetaGeneration: gs, local.MetaEmbedder: spec},
 	}, next, func(done int) { bar.Set(int64(done), 0) })
 	bar.Done()
 	if err != nil {
@@ -243,13 +171,13 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 
 // removeDenseLeftovers removes the files killed runs left: unreferenced
 // exports and temporary headers in the dense folder, temporary model
-// files next to LSAModelFile.
+// files next to db.LSAModelFile.
 func removeDenseLeftovers(dir string) (int, error) {
-	n, err := dense.RemoveLeftovers(filepath.Join(dir, DenseDir))
+	n, err := dense.RemoveLeftovers(filepath.Join(dir, local.DenseDir))
 	if err != nil {
 		return n, err
 	}
-	m, err := atomicfile.RemoveLeftovers(filepath.Join(dir, LSAModelFile))
+	m, err := atomicfile.RemoveLeftovers(filepath.Join(dir, db.LSAModelFile))
 	return n + m, err
 }
 
@@ -263,8 +191,8 @@ func modelIs(path, id string) bool {
 // one when it can be kept (see buildDense), else one trained on the whole
 // store, saved and recorded in the store. It fills rep's Trained,
 // ModelReason and TrainTime.
-func builtinModel(ctx context.Context, dir string, st *corpus.Store, gen int64, n int, opts BuildOptions, rep *DenseReport) (*lsa.Model, error) {
-	modelPath := filepath.Join(dir, LSAModelFile)
+func builtinModel(ctx context.Context, dir string, st *corpus.Store, gen int64, n int, opts Options, rep *DenseReport) (*lsa.Model, error) {
+	modelPath := filepath.Join(dir, db.LSAModelFile)
 	var m *lsa.Model
 	var why string
 	if opts.Force {
@@ -296,7 +224,7 @@ func builtinModel(ctx context.Context, dir string, st *corpus.Store, gen int64, 
 
 // keepModel loads the saved model when it may be kept, and says why it
 // was kept or why not (then the model is nil).
-func keepModel(ctx context.Context, path string, st *corpus.Store, opts BuildOptions) (*lsa.Model, string) {
+func keepModel(ctx context.Context, path string, st *corpus.Store, opts Options) (*lsa.Model, string) {
 	id, err := lsa.ModelID(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "no model yet"
@@ -331,7 +259,7 @@ func keepModel(ctx context.Context, path string, st *corpus.Store, opts BuildOpt
 	if float64(drift) > frac*float64(trainedDocs) {
 		return nil, fmt.Sprintf("%d of %d papers changed since it was trained (over %.0f%%)", drift, trainedDocs, 100*frac)
 	}
-	m, err := loadModel(path)
+	m, err := db.LoadLSAModel(path)
 	if err != nil {
 		return nil, fmt.Sprintf("model unreadable (%v)", err)
 	}
@@ -339,7 +267,7 @@ func keepModel(ctx context.Context, path string, st *corpus.Store, opts BuildOpt
 }
 
 // trainLSA trains the builtin embedder on every paper of the store.
-func trainLSA(ctx context.Context, st *corpus.Store, n int, opts BuildOptions) (*lsa.Model, error) {
+func trainLSA(ctx context.Context, st *corpus.Store, n int, opts Options) (*lsa.Model, error) {
 	var walkErr error
 	stopWalk := errors.New("stop")
 	texts := iter.Seq[string](func(yield func(string) bool) {
@@ -376,7 +304,7 @@ func trainLSA(ctx context.Context, st *corpus.Store, n int, opts BuildOptions) (
 		}
 		b.Set(int64(done), 0)
 	}
-	m, err := lsa.Train(ctx, texts, lsa.Options{Dim: BuiltinDim, Fold: lsa.FoldPlain}, prog)
+	m, err := lsa.Train(ctx, texts, lsa.Options{Dim: db.BuiltinDim, Fold: lsa.FoldPlain}, prog)
 	bars["lsa analyze"].Done()
 	bars["lsa svd"].Done()
 	if walkErr != nil {
@@ -392,10 +320,4 @@ func saveModel(path string, m *lsa.Model) error {
 		return fmt.Errorf("save the builtin embedder's model: %w", err)
 	}
 	return nil
-}
-
-// DenseInfo describes the dense index of dir: its header, or the error
-// reading it (wrapping dense.ErrNoIndex when there is none).
-func DenseInfo(dir string) (dense.Header, error) {
-	return dense.Stat(filepath.Join(dir, DenseDir))
 }

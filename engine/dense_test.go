@@ -1,4 +1,4 @@
-package citefind_test
+package engine_test
 
 import (
 	"context"
@@ -12,7 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/build"
 	"github.com/citefind/citefind/corpus"
+	dbpkg "github.com/citefind/citefind/db"
+	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/fuse"
 	"github.com/citefind/citefind/retrieve/dense"
 )
@@ -45,19 +48,18 @@ func hashDB(t *testing.T) string {
 	t.Helper()
 	ctx := t.Context()
 	db := t.TempDir()
-	st, err := corpus.OpenStore(ctx, filepath.Join(db, citefind.StoreFile))
+	_, err := build.Ensure(ctx, db, build.EnsureOptions{Files: []string{filepath.Join("..", "sample", "papers.bib")}})
 	require.NoError(t, err)
-	defer st.Close()
-	_, err = citefind.Ingest(ctx, st, []string{filepath.Join("sample", "papers.bib")}, citefind.IngestOptions{})
+	d, err := dbpkg.Open(ctx, db)
 	require.NoError(t, err)
-	_, err = citefind.BuildIndexes(ctx, db, st, citefind.BuildOptions{})
-	require.NoError(t, err)
+	defer d.Close()
+	st := d.Store
 	var ps []corpus.Paper
 	require.NoError(t, st.Each(ctx, func(p corpus.Paper) error { ps = append(ps, p); return nil }))
 	gen, err := st.Generation(ctx)
 	require.NoError(t, err)
 	i := 0
-	_, err = dense.Build(ctx, filepath.Join(db, citefind.DenseDir), dense.BuildOptions{Embedder: dense.HashEmbedder{},
+	_, err = dense.Build(ctx, filepath.Join(db, dbpkg.DenseDir), dense.BuildOptions{Embedder: dense.HashEmbedder{},
 		Meta: map[string]string{"store_generation": strconv.FormatInt(gen, 10)}},
 		func() (corpus.Paper, bool, error) {
 			if i == len(ps) {
@@ -75,27 +77,27 @@ func TestEngineHybrid(t *testing.T) {
 	const q = "Dense passage retrieval [12] for open-domain question answering."
 	tests := []struct {
 		name       string
-		opts       citefind.EngineOptions
+		opts       engine.Options
 		retrievers []string
 		sources    []string
 		warn       bool
 		wantErr    bool
 	}{
-		{name: "default is bm25 alone", opts: citefind.EngineOptions{Embedder: dense.HashEmbedder{}}, sources: []string{"bm25"}},
-		{name: "dense alone", opts: citefind.EngineOptions{Embedder: dense.HashEmbedder{}}, retrievers: []string{"dense"}, sources: []string{"dense"}},
-		{name: "fused", opts: citefind.EngineOptions{Embedder: dense.HashEmbedder{}}, retrievers: []string{"bm25", "dense"}, sources: []string{"bm25", "dense"}},
-		{name: "fused rrf", opts: citefind.EngineOptions{Embedder: dense.HashEmbedder{}, Fusion: fuse.RRF}, retrievers: []string{"bm25", "dense"}, sources: []string{"bm25", "dense"}},
-		{name: "failing dense warns", opts: citefind.EngineOptions{Embedder: failingEmbedder{}}, retrievers: []string{"bm25", "dense"}, sources: []string{"bm25"}, warn: true},
-		{name: "failing dense strict", opts: citefind.EngineOptions{Embedder: failingEmbedder{}, Strict: true}, retrievers: []string{"bm25", "dense"}, wantErr: true},
-		{name: "slow dense times out", opts: citefind.EngineOptions{Embedder: slowEmbedder{delay: time.Second}, Timeout: 50 * time.Millisecond}, retrievers: []string{"bm25", "dense"}, sources: []string{"bm25"}, warn: true},
+		{name: "default is the database's pipeline", opts: engine.Options{Embedder: dense.HashEmbedder{}}, sources: []string{"bm25", "rm3", "citing"}},
+		{name: "dense alone", opts: engine.Options{Embedder: dense.HashEmbedder{}}, retrievers: []string{"dense"}, sources: []string{"dense"}},
+		{name: "fused", opts: engine.Options{Embedder: dense.HashEmbedder{}}, retrievers: []string{"bm25", "dense"}, sources: []string{"bm25", "dense"}},
+		{name: "fused rrf", opts: engine.Options{Embedder: dense.HashEmbedder{}, Fusion: fuse.RRF}, retrievers: []string{"bm25", "dense"}, sources: []string{"bm25", "dense"}},
+		{name: "failing dense warns", opts: engine.Options{Embedder: failingEmbedder{}}, retrievers: []string{"bm25", "dense"}, sources: []string{"bm25"}, warn: true},
+		{name: "failing dense strict", opts: engine.Options{Embedder: failingEmbedder{}, Strict: true}, retrievers: []string{"bm25", "dense"}, wantErr: true},
+		{name: "slow dense times out", opts: engine.Options{Embedder: slowEmbedder{delay: time.Second}, Timeout: 50 * time.Millisecond}, retrievers: []string{"bm25", "dense"}, sources: []string{"bm25"}, warn: true},
 		{name: "no embedder recorded", retrievers: []string{"bm25", "dense"}, sources: []string{"bm25"}, warn: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			eng, err := citefind.Open(t.Context(), db, tc.opts)
+			eng, err := engine.Open(t.Context(), db, tc.opts)
 			require.NoError(t, err)
 			defer eng.Close()
-			res, err := eng.Query(t.Context(), q, citefind.QueryOptions{K: 5, Retrievers: tc.retrievers})
+			res, err := eng.Search(t.Context(), q, citefind.QueryOptions{K: 5, Retrievers: tc.retrievers})
 			if tc.wantErr {
 				require.Error(t, err)
 				var f fuse.Failure
@@ -119,31 +121,33 @@ func TestEngineHybrid(t *testing.T) {
 	}
 }
 
-func TestEngineRetrieveFollowsOptions(t *testing.T) {
+// TestSearchStages checks that one search reports each retriever's own
+// list: the list a search with that retriever alone returns.
+func TestSearchStages(t *testing.T) {
 	db := hashDB(t)
 	ctx := t.Context()
 	const q = "reciprocal rank fusion [3] of retrieval runs"
-	eng, err := citefind.Open(ctx, db, citefind.EngineOptions{Embedder: dense.HashEmbedder{}, Retrievers: []string{"bm25", "dense"}})
+	eng, err := engine.Open(ctx, db, engine.Options{Embedder: dense.HashEmbedder{}, Retrievers: []string{"bm25", "dense"}})
 	require.NoError(t, err)
 	defer eng.Close()
-	fused, err := eng.Retrieve(ctx, q, 10)
+	res, err := eng.Search(ctx, q, citefind.QueryOptions{K: 10})
 	require.NoError(t, err)
-	res, err := eng.Query(ctx, q, citefind.QueryOptions{K: 10})
-	require.NoError(t, err)
-	require.Len(t, fused, len(res.Hits))
+	require.Len(t, res.Stages.Candidates, len(res.Hits))
 	for i, h := range res.Hits {
-		assert.Equal(t, h.ID, fused[i].ID)
-		assert.InDelta(t, h.Score, fused[i].Score, 1e-12)
+		assert.Equal(t, h.ID, res.Stages.Candidates[i].ID)
+		assert.InDelta(t, h.Score, res.Stages.Candidates[i].Score, 1e-12)
 	}
-	bm25, err := eng.Retriever("bm25").Retrieve(ctx, q, 10)
-	require.NoError(t, err)
-	plain, err := citefind.Open(ctx, db, citefind.EngineOptions{})
-	require.NoError(t, err)
-	defer plain.Close()
-	want, err := plain.Retrieve(ctx, q, 10)
-	require.NoError(t, err)
-	assert.Equal(t, want, bm25)
-
-	_, err = citefind.Open(ctx, db, citefind.EngineOptions{Retrievers: []string{"splade"}})
+	for _, name := range []string{"bm25", "dense"} {
+		alone, err := eng.Search(ctx, q, citefind.QueryOptions{K: 100, Retrievers: []string{name}})
+		require.NoError(t, err)
+		got := res.Stages.Retrievers[name]
+		require.NotEmpty(t, got, name)
+		require.Len(t, alone.Hits, min(len(got), 100))
+		for i, h := range alone.Hits {
+			assert.Equal(t, h.ID, got[i].ID, "%s rank %d", name, i+1)
+			assert.InDelta(t, h.Score, got[i].Score, 1e-12)
+		}
+	}
+	_, err = engine.Open(ctx, db, engine.Options{Retrievers: []string{"splade"}})
 	require.Error(t, err)
 }

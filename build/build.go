@@ -1,4 +1,4 @@
-package citefind
+package build
 
 import (
 	"context"
@@ -10,21 +10,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/db"
 	"github.com/citefind/citefind/internal/progress"
+	"github.com/citefind/citefind/retrieve/local"
 	"github.com/citefind/citefind/retrieve/sparse"
 )
 
-// metaGeneration is the index metadata key holding the store generation an
-// index was built from.
-const metaGeneration = "store_generation"
-
-// DefaultRebuildFraction is BuildOptions.RebuildFraction's default.
+// DefaultRebuildFraction is Options.RebuildFraction's default.
 const DefaultRebuildFraction = 0.2
 
-// DefaultRetrainFraction is BuildOptions.RetrainFraction's default: the
+// DefaultRetrainFraction is Options.RetrainFraction's default: the
 // builtin LSA model is retrained once more than 10% of the papers it was
 // trained on were added, changed or removed. Until then new papers are
 // folded into it: embedded with its vocabulary and idf, so words new to
@@ -35,8 +32,8 @@ const DefaultRebuildFraction = 0.2
 // re-embedding.
 const DefaultRetrainFraction = 0.1
 
-// BuildOptions configure BuildIndexes.
-type BuildOptions struct {
+// Options configure Indexes.
+type Options struct {
 	Progress io.Writer           // progress display; nil means none
 	Force    bool                // rebuild even when the index is up to date
 	Sparse   sparse.BuildOptions // BM25 index options; zero value = defaults
@@ -56,8 +53,8 @@ type BuildOptions struct {
 	Embedder string
 }
 
-// BuildReport says what BuildIndexes did to each index.
-type BuildReport struct {
+// Report says what Indexes did to each index.
+type Report struct {
 	SparseBuilt   bool              // rebuilt from scratch
 	SparseUpdated bool              // updated in place (incrementally)
 	Sparse        sparse.BuildStats // when built
@@ -68,66 +65,8 @@ type BuildReport struct {
 	Dense         DenseReport
 }
 
-// IndexInfo describes the BM25 index of a database folder.
-type IndexInfo struct {
-	Exists     bool  // the folder is there
-	OpenErr    error // why it cannot be opened, when it exists
-	Docs       int   // documents, when it opens
-	Generation int64 // store generation it was built from; -1 unknown
-	Fields     []string
-}
-
-// SparseInfo opens the BM25 index of dir, if any, and describes it.
-func SparseInfo(dir string) IndexInfo {
-	info := IndexInfo{Generation: -1}
-	path := filepath.Join(dir, SparseDir)
-	if _, err := os.Stat(path); err != nil {
-		return info
-	}
-	info.Exists = true
-	r, err := openSparse(path, sparse.Options{})
-	if err != nil {
-		info.OpenErr = err
-		return info
-	}
-	defer r.Close()
-	info.Docs = r.Count()
-	info.Fields = r.Fields()
-	if v, err := r.Meta(metaGeneration); err == nil {
-		if g, err := strconv.ParseInt(v, 10, 64); err == nil {
-			info.Generation = g
-		}
-	}
-	return info
-}
-
-// openSparse opens a BM25 index, retrying for a moment when the folder is
-// missing: an update renames the new index into place, and for an instant
-// between two renames there is none.
-func openSparse(path string, o sparse.Options) (*sparse.Retriever, error) {
-	var err error
-	for range 20 {
-		var r *sparse.Retriever
-		if r, err = sparse.Open(path, o); err == nil || !errors.Is(err, os.ErrNotExist) {
-			return r, err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return nil, err
-}
-
-// IndexState tells whether the BM25 index at dir matches the store.
-func IndexState(ctx context.Context, dir string, st *corpus.Store) (upToDate bool, docs int, err error) {
-	gen, err := st.Generation(ctx)
-	if err != nil {
-		return false, 0, err
-	}
-	info := SparseInfo(dir)
-	return info.OpenErr == nil && info.Exists && info.Generation == gen, info.Docs, nil
-}
-
-// BuildIndexes brings the derived indexes of the database folder dir up to
-// date with the store. Call it holding the database lock (LockDB).
+// Indexes brings the derived indexes of the database d up to date with
+// its store. Call it holding the database lock (db.Lock).
 //
 // The BM25 index is left alone when it was built from the store's current
 // generation. When it is older, the papers changed and removed since its
@@ -142,46 +81,44 @@ func IndexState(ctx context.Context, dir string, st *corpus.Store) (upToDate boo
 //
 // Then the dense index is brought up to date for opts.Embedder (see
 // buildDense), and the embedder spec recorded in the store.
-func BuildIndexes(ctx context.Context, dir string, st *corpus.Store, opts BuildOptions) (BuildReport, error) {
+func Indexes(ctx context.Context, d *db.DB, opts Options) (Report, error) {
 	spec := opts.Embedder
 	if spec == "" {
 		var err error
-		if spec, err = RecordedEmbedder(ctx, st); err != nil {
-			return BuildReport{}, err
+		if spec, err = d.Embedder(ctx); err != nil {
+			return Report{}, err
 		}
 	}
-	spec, err := ParseEmbedder(spec)
+	spec, err := db.ParseEmbedder(spec)
 	if err != nil {
-		return BuildReport{}, err
+		return Report{}, err
 	}
-	rep, err := buildSparseIndex(ctx, dir, st, opts)
+	rep, err := buildSparseIndex(ctx, d.Dir, d.Store, opts)
 	if err != nil {
 		return rep, err
 	}
-	if rep.Dense, err = buildDense(ctx, dir, st, rep.Generation, spec, opts); err != nil {
+	if rep.Dense, err = buildDense(ctx, d.Dir, d.Store, rep.Generation, spec, opts); err != nil {
 		return rep, err
 	}
-	if rec, _ := st.Meta(ctx, metaEmbedder); rec != spec {
-		if err := st.SetMeta(ctx, metaEmbedder, spec); err != nil {
-			return rep, err
-		}
+	if err := d.SetEmbedder(ctx, spec); err != nil {
+		return rep, err
 	}
 	return rep, nil
 }
 
-// buildSparseIndex is BuildIndexes for the BM25 index.
-func buildSparseIndex(ctx context.Context, dir string, st *corpus.Store, opts BuildOptions) (BuildReport, error) {
-	var rep BuildReport
+// buildSparseIndex is Indexes for the BM25 index.
+func buildSparseIndex(ctx context.Context, dir string, st *corpus.Store, opts Options) (Report, error) {
+	var rep Report
 	gen, err := st.Generation(ctx)
 	if err != nil {
 		return rep, err
 	}
 	rep.Generation = gen
-	path := filepath.Join(dir, SparseDir)
+	path := filepath.Join(dir, local.SparseDir)
 	if rep.Leftovers, err = sparse.RemoveLeftovers(path); err != nil {
 		return rep, err
 	}
-	info := SparseInfo(dir)
+	info := local.SparseInfo(dir)
 	wantFields := opts.Sparse.Fields
 	if len(wantFields) == 0 {
 		wantFields = sparse.DefaultFields()
@@ -272,7 +209,7 @@ func papers(walk func(fn func(corpus.Paper) error) error) (next func() (corpus.P
 	}, stopPull
 }
 
-func buildSparse(ctx context.Context, path string, st *corpus.Store, gen int64, opts BuildOptions) (sparse.BuildStats, error) {
+func buildSparse(ctx context.Context, path string, st *corpus.Store, gen int64, opts Options) (sparse.BuildStats, error) {
 	n, err := st.Count(ctx)
 	if err != nil {
 		return sparse.BuildStats{}, err
@@ -284,7 +221,7 @@ func buildSparse(ctx context.Context, path string, st *corpus.Store, gen int64, 
 	next, stop := papers(func(fn func(corpus.Paper) error) error { return st.Each(ctx, fn) })
 	defer stop()
 	bo := opts.Sparse
-	bo.Meta = map[string]string{metaGeneration: strconv.FormatInt(gen, 10)}
+	bo.Meta = map[string]string{local.MetaGeneration: strconv.FormatInt(gen, 10)}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return sparse.BuildStats{}, fmt.Errorf("create database folder: %w", err)
 	}
@@ -293,7 +230,7 @@ func buildSparse(ctx context.Context, path string, st *corpus.Store, gen int64, 
 	return stats, err
 }
 
-func updateSparse(ctx context.Context, path string, st *corpus.Store, from, gen int64, removed []string, changed int, opts BuildOptions) (sparse.UpdateStats, error) {
+func updateSparse(ctx context.Context, path string, st *corpus.Store, from, gen int64, removed []string, changed int, opts Options) (sparse.UpdateStats, error) {
 	var bar *progress.Bar
 	if opts.Progress != nil {
 		bar = progress.New(opts.Progress, "bm25 update", int64(changed+len(removed)), "papers")
@@ -302,7 +239,7 @@ func updateSparse(ctx context.Context, path string, st *corpus.Store, from, gen 
 	defer stop()
 	us, err := sparse.Update(ctx, path, sparse.UpdateOptions{
 		BatchSize: opts.Sparse.BatchSize,
-		Meta:      map[string]string{metaGeneration: strconv.FormatInt(gen, 10)},
+		Meta:      map[string]string{local.MetaGeneration: strconv.FormatInt(gen, 10)},
 	}, next, removed, func(done int) { bar.Set(int64(done), 0) })
 	bar.Done()
 	return us, err

@@ -1,0 +1,70 @@
+package db
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/citefind/citefind/retrieve/dense"
+	"github.com/citefind/citefind/retrieve/dense/lsa"
+)
+
+// Embedder specs (`index --embedder`).
+const (
+	// EmbedderNone builds no dense index.
+	EmbedderNone = "none"
+	// EmbedderBuiltin is LSA (package lsa) trained on the database's own
+	// papers: BuiltinDim dimensions, plain fold-in, no server, no download.
+	EmbedderBuiltin = "builtin"
+	// EmbedderOllamaPrefix starts an Ollama embedder spec, "ollama:MODEL"
+	// (e.g. "ollama:nomic-embed-text"); the server is OLLAMA_HOST.
+	EmbedderOllamaPrefix = "ollama:"
+)
+
+// BuiltinDim is the number of dimensions of the builtin LSA embedder.
+const BuiltinDim = 512
+
+// ParseEmbedder checks an embedder spec (none, builtin or ollama:MODEL) and
+// returns it normalised. "" is none.
+func ParseEmbedder(spec string) (string, error) {
+	spec = strings.TrimSpace(spec)
+	switch {
+	case spec == "" || spec == EmbedderNone:
+		return EmbedderNone, nil
+	case spec == EmbedderBuiltin:
+		return spec, nil
+	case strings.HasPrefix(spec, EmbedderOllamaPrefix):
+		if strings.TrimSpace(strings.TrimPrefix(spec, EmbedderOllamaPrefix)) == "" {
+			return "", fmt.Errorf("embedder %q: no model after %q", spec, EmbedderOllamaPrefix)
+		}
+		return spec, nil
+	}
+	return "", fmt.Errorf("unknown embedder %q (want none, builtin or ollama:MODEL)", spec)
+}
+
+// OpenEmbedder returns the embedder of spec for a database folder dir: the
+// saved LSA model for builtin, an Ollama client for ollama:MODEL.
+func OpenEmbedder(dir, spec string) (dense.Embedder, error) {
+	switch {
+	case spec == EmbedderBuiltin:
+		return LoadLSAModel(filepath.Join(dir, LSAModelFile))
+	case strings.HasPrefix(spec, EmbedderOllamaPrefix):
+		return dense.NewOllama(dense.OllamaOptions{Model: strings.TrimPrefix(spec, EmbedderOllamaPrefix)})
+	}
+	return nil, fmt.Errorf("no dense embedder (%q)", spec)
+}
+
+// LoadLSAModel reads the builtin embedder's model file.
+func LoadLSAModel(path string) (*lsa.Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open the builtin embedder's model: %w", err)
+	}
+	defer f.Close()
+	m, err := lsa.Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", filepath.Base(path), err)
+	}
+	return m, nil
+}

@@ -1,0 +1,803 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/db"
+	"github.com/citefind/citefind/fuse"
+	"github.com/citefind/citefind/rerank"
+	"github.com/citefind/citefind/retrieve"
+	"github.com/citefind/citefind/retrieve/dense"
+	_ "github.com/citefind/citefind/retrieve/local" // the default backend
+	"github.com/citefind/citefind/retrieve/sparse"
+	"github.com/citefind/citefind/selector"
+)
+
+// Defaults of the pipeline's query side.
+const (
+	// DefaultK is the number of hits of a query that asks for none.
+	DefaultK = 10
+	// DefaultRetrieverTimeout is each retriever's time budget when several
+	// run.
+	DefaultRetrieverTimeout = 5 * time.Second
+	// RerankDepth is how many fused candidates a reranker reorders (at
+	// least the number of hits asked for).
+	RerankDepth = 100
+)
+
+// DefaultSparse are the BM25 settings citefind ships, tuned on ACM-CR
+// (docs/bm25.md): k1 2.0, b 0.75, query-term saturation k3 1, and the
+// combined text field plus the title at weight 0.25.
+func DefaultSparse() sparse.Options {
+	return sparse.Options{K1: 2.0, B: 0.75, K3: 1,
+		FieldWeights: map[string]float64{sparse.FieldText: 1, sparse.FieldTitle: 0.25}}
+}
+
+// Options configure Open. The zero value answers with the database's
+// pipeline, BM25 settings DefaultSparse, and fails on a stale index.
+type Options struct {
+	// Sparse sets BM25 parameters and field weights; the zero value means
+	// DefaultSparse().
+	Sparse sparse.Options
+	// AllowStale opens an index older than the store (with a warning in
+	// every result) instead of failing.
+	AllowStale bool
+	// Raw searches query texts as given, without removing citation
+	// markers (QueryOptions.Raw does it for one query).
+	Raw bool
+	// Retrievers, Fusion and Weights override the database's pipeline
+	// (db.DB.QueryPipeline): nil/"" keep its retrievers and method, and
+	// a retriever missing from Weights keeps its weight there (1 when it
+	// has none).
+	Retrievers []string
+	Fusion     fuse.Method
+	Weights    map[string]float64
+	// Rerank overrides the pipeline's default reranker ("" keeps it;
+	// "none" turns it off).
+	Rerank string
+	// Timeout is each retriever's time budget when several run; 0 means
+	// DefaultRetrieverTimeout, negative means none.
+	Timeout time.Duration
+	// Strict makes any retriever failure fail the query. By default, when
+	// several retrievers run, a failing one is reported in
+	// Result.Warnings and the others' hits are fused.
+	Strict bool
+	// Embedder, when not nil, replaces the embedder the database records
+	// for embedding queries (tests, experiments).
+	Embedder dense.Embedder
+	// LLM is the Ollama chat model of the LLM reranker and picker (--llm);
+	// "" means $CITEFIND_LLM, else llm.DefaultModel for the reranker. The
+	// picker uses a model only when LLM or $CITEFIND_LLM is set;
+	// otherwise it picks the top rank and says so.
+	LLM string
+	// Ollama is the client of LLM calls; nil means OLLAMA_HOST.
+	Ollama *api.Client
+	// RerankModel is the learned reranker's model file; "" means the
+	// model that ships with citefind.
+	RerankModel string
+	// Backend overrides the backend URL the database records ("").
+	Backend string
+}
+
+// Engine answers queries over one database. It is safe for concurrent
+// use; Refresh swaps in the indexes of a newer store generation without
+// disturbing queries in flight.
+type Engine struct {
+	db   *db.DB
+	opts Options
+	// The pipeline in effect: the database's, with Options over it.
+	retrievers []string
+	method     fuse.Method
+	weights    map[string]float64
+	rerankName string
+	source     string
+	warnings   []string // about the pipeline, in every result
+
+	snap      atomic.Pointer[snapshot]
+	refreshMu sync.Mutex
+
+	rerankMu  sync.Mutex
+	rerankers map[string]rerank.Reranker
+	pickerVal selector.Picker
+}
+
+// snapshot is the backend the engine answers from, with the store
+// generation it reflects. Queries hold a reference while they run; a
+// snapshot replaced by Refresh is closed when the last one ends.
+type snapshot struct {
+	backend  retrieve.Backend
+	gen      int64
+	warnings []string
+	refs     atomic.Int64 // 1 while current, +1 per query in flight
+
+	embedOnce sync.Once
+	emb       dense.Embedder
+	embedErr  error
+	denseWarn []string
+}
+
+func (s *snapshot) acquire() bool {
+	for {
+		n := s.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (s *snapshot) release() {
+	if s.refs.Add(-1) == 0 {
+		s.backend.Close()
+	}
+}
+
+// Open opens the database in dir for querying. It fails with
+// db.ErrNoDatabase (wrapped, with the command that fixes it) when there
+// is no store or no index, and when the index is older than the store
+// unless opts.AllowStale or an index run is updating it.
+func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
+	if err := citefind.CheckRetrievers(opts.Retrievers); err != nil {
+		return nil, err
+	}
+	if err := citefind.CheckReranker(opts.Rerank); err != nil {
+		return nil, err
+	}
+	if so := opts.Sparse; so.K1 == 0 && so.B == 0 && so.K3 == 0 && so.FieldWeights == nil {
+		opts.Sparse = DefaultSparse()
+	}
+	d, err := db.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{db: d, opts: opts}
+	if err := e.applyPipeline(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	s, err := e.openSnapshot(ctx)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	e.snap.Store(s)
+	return e, nil
+}
+
+// applyPipeline sets the retrievers, fusion, weights and reranker from the
+// database's pipeline with the Options over it.
+func (e *Engine) applyPipeline(ctx context.Context) error {
+	p, warns, err := e.db.QueryPipeline(ctx)
+	if err != nil {
+		return err
+	}
+	e.warnings = warns
+	e.retrievers, e.method, e.source = slices.Clone(p.Retrievers), p.Method, p.Source
+	e.weights = maps.Clone(p.Weights)
+	if e.weights == nil {
+		e.weights = map[string]float64{}
+	}
+	e.rerankName = p.Rerank
+	if e.opts.Retrievers != nil {
+		e.retrievers = slices.Clone(e.opts.Retrievers)
+	}
+	if e.opts.Fusion != "" {
+		e.method = e.opts.Fusion
+	}
+	maps.Copy(e.weights, e.opts.Weights)
+	if e.opts.Rerank != "" {
+		e.rerankName = e.opts.Rerank
+	}
+	if e.rerankName == "" {
+		e.rerankName = rerank.NameNone
+	}
+	return nil
+}
+
+// openSnapshot opens the database's backend and checks it against the
+// store generation.
+func (e *Engine) openSnapshot(ctx context.Context) (*snapshot, error) {
+	dir := e.db.Dir
+	so := e.opts.Sparse
+	b, err := e.db.OpenBackend(ctx, e.opts.Backend, retrieve.BM25Params{K1: so.K1, B: so.B, FieldWeights: so.FieldWeights})
+	if err != nil {
+		return nil, err
+	}
+	st, err := b.Stats(ctx)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("%s backend of %s: %w", b.Name(), dir, err)
+	}
+	bm, _ := st.Index("bm25")
+	switch {
+	case !bm.Exists:
+		b.Close()
+		return nil, fmt.Errorf("%w: the BM25 index of %s is missing (run `citefind index --db %s` to build it)", db.ErrNoDatabase, dir, dir)
+	case bm.Error != "":
+		b.Close()
+		return nil, fmt.Errorf("open the BM25 index of %s: %s (run `citefind index --db %s` to rebuild it)", dir, bm.Error, dir)
+	}
+	// The generation is read after the backend was opened: an update may
+	// rename a new index into place at any moment, and the snapshot keeps
+	// the index it opened.
+	gen, err := e.db.Store.Generation(ctx)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	s := &snapshot{backend: b, gen: st.Generation}
+	s.refs.Store(1)
+	if st.Generation != gen {
+		switch pid, writing := db.WriterActive(dir); {
+		case writing:
+			s.warnings = append(s.warnings, fmt.Sprintf("an index run (pid %d) is updating %s; results come from the index as it was before that run", pid, dir))
+		case e.opts.AllowStale:
+			s.warnings = append(s.warnings, "the BM25 index is older than the store; results may miss recent papers")
+		default:
+			b.Close()
+			return nil, fmt.Errorf("the BM25 index of %s is older than its store (run `citefind index --db %s` to bring it up to date)", dir, dir)
+		}
+	}
+	return s, nil
+}
+
+// acquire returns the current snapshot with a reference held (release
+// it), nil when the engine is closed.
+func (e *Engine) acquire() *snapshot {
+	for {
+		s := e.snap.Load()
+		if s == nil || s.acquire() {
+			return s
+		}
+	}
+}
+
+// Refresh reopens the backend when the store has moved to another
+// generation since the engine's indexes were opened (an index or remove
+// run by another process) and the indexes have caught up with it; queries
+// in flight finish on the old indexes. It reports whether it swapped.
+func (e *Engine) Refresh(ctx context.Context) (bool, error) {
+	e.refreshMu.Lock()
+	defer e.refreshMu.Unlock()
+	cur := e.snap.Load()
+	if cur == nil {
+		return false, errClosed
+	}
+	gen, err := e.db.Store.Generation(ctx)
+	if err != nil {
+		return false, err
+	}
+	if gen == cur.gen {
+		return false, nil
+	}
+	if _, writing := db.WriterActive(e.db.Dir); writing {
+		return false, nil // the run is still writing; try again later
+	}
+	s, err := e.openSnapshot(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := e.applyPipeline(ctx); err != nil {
+		s.release()
+		return false, err
+	}
+	if old := e.snap.Swap(s); old != nil {
+		old.release()
+	}
+	return true, nil
+}
+
+// Follow calls Refresh every interval until ctx is done, reporting errors
+// (and swaps, with err nil) to report, which may be nil.
+func (e *Engine) Follow(ctx context.Context, interval time.Duration, report func(swapped bool, err error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			swapped, err := e.Refresh(ctx)
+			if report != nil && (swapped || err != nil) {
+				report(swapped, err)
+			}
+		}
+	}
+}
+
+// Generation returns the store generation the engine's indexes reflect.
+func (e *Engine) Generation() int64 {
+	if s := e.snap.Load(); s != nil {
+		return s.gen
+	}
+	return -1
+}
+
+// Close releases the store and indexes.
+func (e *Engine) Close() error {
+	s := e.snap.Swap(nil)
+	if s != nil {
+		s.release()
+	}
+	return e.db.Close()
+}
+
+// Store returns the engine's paper store.
+func (e *Engine) Store() *corpus.Store { return e.db.Store }
+
+// Dir returns the database folder.
+func (e *Engine) Dir() string { return e.db.Dir }
+
+// Count returns the number of papers in the BM25 index.
+func (e *Engine) Count(ctx context.Context) int {
+	s := e.acquire()
+	if s == nil {
+		return 0
+	}
+	defer s.release()
+	st, err := s.backend.Stats(ctx)
+	if err != nil {
+		return 0
+	}
+	return st.Papers
+}
+
+// Pipeline describes the pipeline in effect: retrievers, fusion method
+// and weights, default reranker, and where they come from.
+type Pipeline struct {
+	Retrievers []string
+	Method     fuse.Method
+	Weights    map[string]float64
+	Rerank     string
+	Source     string
+}
+
+// Pipeline returns the pipeline queries run when they override nothing.
+func (e *Engine) Pipeline() Pipeline {
+	return Pipeline{Retrievers: slices.Clone(e.retrievers), Method: e.method, Weights: maps.Clone(e.weights),
+		Rerank: e.rerankName, Source: e.source}
+}
+
+// DenseAvailable reports why the dense retriever cannot be used, or nil.
+func (e *Engine) DenseAvailable(ctx context.Context) error {
+	s := e.acquire()
+	if s == nil {
+		return errClosed
+	}
+	defer s.release()
+	_, err := e.embedder(ctx, s)
+	return err
+}
+
+// embedder opens the query embedder of the snapshot's vectors, once.
+func (e *Engine) embedder(ctx context.Context, s *snapshot) (dense.Embedder, error) {
+	s.embedOnce.Do(func() {
+		fail := func(err error) { s.embedErr = fmt.Errorf("the dense retriever is unavailable: %w", err) }
+		dir := e.db.Dir
+		spec, err := e.db.Embedder(ctx)
+		if err != nil {
+			fail(err)
+			return
+		}
+		st, err := s.backend.Stats(ctx)
+		if err != nil {
+			fail(err)
+			return
+		}
+		dn, _ := st.Index("dense")
+		switch {
+		case spec == db.EmbedderNone && e.opts.Embedder == nil:
+			fail(fmt.Errorf("%w: the database has no embedder (run `citefind index --db %s --embedder builtin`)", dense.ErrNoIndex, dir))
+			return
+		case !dn.Exists:
+			fail(fmt.Errorf("%w (run `citefind index --db %s --embedder %s`)", dense.ErrNoIndex, dir, spec))
+			return
+		case dn.Error != "":
+			fail(fmt.Errorf("%s (run `citefind index --db %s --embedder %s`)", dn.Error, dir, spec))
+			return
+		}
+		emb := e.opts.Embedder
+		if emb == nil {
+			if emb, err = db.OpenEmbedder(dir, spec); err != nil {
+				fail(err)
+				return
+			}
+		}
+		if emb.Model() != st.VectorModel {
+			fail(fmt.Errorf("%w: index has %q, embedder is %q", dense.ErrModelMismatch, st.VectorModel, emb.Model()))
+			return
+		}
+		if d := emb.Dim(); d != 0 && d != st.Dim {
+			fail(fmt.Errorf("%w: index has dimension %d, embedder %d", dense.ErrModelMismatch, st.Dim, d))
+			return
+		}
+		if lb, ok := s.backend.(interface{ LoadDense() error }); ok {
+			// Load the vectors now, before a retriever's deadline runs.
+			if err := lb.LoadDense(); err != nil {
+				fail(err)
+				return
+			}
+		}
+		if dn.Generation != s.gen {
+			s.denseWarn = append(s.denseWarn, "the dense index is older than the store; dense results may miss recent papers (run `citefind index`)")
+		}
+		s.emb = emb
+	})
+	return s.emb, s.embedErr
+}
+
+// embedQuery embeds a query with emb (EmbedQuery when it has one).
+func embedQuery(ctx context.Context, emb dense.Embedder, q string) ([]float32, error) {
+	if qe, ok := emb.(dense.QueryEmbedder); ok {
+		v, err := qe.EmbedQuery(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("dense: embed query: %w", err)
+		}
+		return v, nil
+	}
+	vs, err := emb.Embed(ctx, []string{q})
+	if err != nil {
+		return nil, fmt.Errorf("dense: embed query: %w", err)
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("dense: embed query: %w: got %d vectors for 1 text", dense.ErrEmbedder, len(vs))
+	}
+	return vs[0], nil
+}
+
+// retrievers returns the named retrievers over the snapshot's backend for
+// one query: text as given (citing) and cleaned (the others). bm25, rm3's
+// feedback and citing's single sentence share one BM25 run of the cleaned
+// text, depth deep.
+func (e *Engine) namedRetrievers(ctx context.Context, s *snapshot, text, cleaned string, depth int, names []string) ([]fuse.Named, error) {
+	b := s.backend
+	k3 := e.opts.Sparse.K3
+	bm25 := func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
+		terms, err := sparse.QueryTerms(q, k3)
+		if err != nil {
+			return nil, err
+		}
+		if len(terms) == 0 {
+			return []corpus.Hit{}, nil
+		}
+		return b.BM25(ctx, terms, k)
+	}
+	plain := sync.OnceValues(func() ([]corpus.Hit, error) { return bm25(ctx, cleaned, depth) })
+	top := func(k int) ([]corpus.Hit, error) {
+		if k > depth {
+			return bm25(ctx, cleaned, k)
+		}
+		hits, err := plain()
+		return hits[:min(k, len(hits))], err
+	}
+	var rs []fuse.Named
+	for _, n := range names {
+		var r retrieve.RetrieverFunc
+		switch n {
+		case citefind.RetrieverBM25:
+			r = func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) { return top(k) }
+		case citefind.RetrieverRM3:
+			r = func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
+				fb, err := top(sparse.DefaultFbDocs)
+				if err != nil {
+					return nil, err
+				}
+				m := &sparse.RM3{Index: b, K3: k3, Docs: func(ctx context.Context, ids []string) (map[string]string, error) {
+					return paperTexts(ctx, b, ids)
+				}}
+				terms, err := m.ExpandFrom(ctx, cleaned, fb)
+				if err != nil {
+					return nil, err
+				}
+				return b.BM25(ctx, terms, k)
+			}
+		case citefind.RetrieverCiting:
+			r = func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
+				return citing(ctx, text, cleaned, k, top, bm25)
+			}
+		case citefind.RetrieverDense:
+			r = func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
+				emb, err := e.embedder(ctx, s)
+				if err != nil {
+					return nil, err
+				}
+				vec, err := embedQuery(ctx, emb, q)
+				if err != nil {
+					return nil, err
+				}
+				return b.Vector(ctx, vec, k)
+			}
+		default:
+			return nil, citefind.CheckRetrievers([]string{n})
+		}
+		rs = append(rs, fuse.Named{Name: n, Retriever: r})
+	}
+	return rs, nil
+}
+
+// paperTexts returns the searchable text (title, abstract, keywords) of
+// the given papers, for pseudo-relevance feedback.
+func paperTexts(ctx context.Context, b retrieve.Backend, ids []string) (map[string]string, error) {
+	papers, err := b.Papers(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(papers))
+	for id, p := range papers {
+		out[id] = p.Title + "\n" + p.Abstract + "\n" + strings.Join(p.Keywords, ", ")
+	}
+	return out, nil
+}
+
+// citing retrieves BM25 hits for each sentence of text that holds a
+// citation marker and fuses the lists by RRF (k=60, equal weights). A text
+// without such a sentence is searched whole (plain).
+func citing(ctx context.Context, text, cleaned string, k int, plain func(int) ([]corpus.Hit, error), bm25 retrieve.RetrieverFunc) ([]corpus.Hit, error) {
+	sents := retrieve.CitingSentences(text)
+	if len(sents) == 0 || (len(sents) == 1 && sents[0] == cleaned) {
+		return plain(k)
+	}
+	if len(sents) == 1 {
+		return bm25(ctx, sents[0], k)
+	}
+	lists := make(map[string][]corpus.Hit, len(sents))
+	for i, s := range sents {
+		hits, err := bm25(ctx, s, k)
+		if err != nil {
+			return nil, err
+		}
+		lists[fmt.Sprint(i)] = hits
+	}
+	fused, err := fuse.Fuse(lists, nil, fuse.Options{Method: fuse.RRF, K: k, Depth: k})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]corpus.Hit, len(fused))
+	for i, h := range fused {
+		out[i] = corpus.Hit{ID: h.ID, Score: h.Score}
+	}
+	return out, nil
+}
+
+// retrieve runs the named retrievers (in parallel, fused when several) and
+// returns up to k fused hits with every retriever's rank and score, each
+// retriever's own list, warnings, and how long each took.
+func (e *Engine) retrieve(ctx context.Context, s *snapshot, text, cleaned string, k int, names []string) (*fuse.Result, []string, error) {
+	depth := max(k, fuse.DefaultDepth)
+	rs, err := e.namedRetrievers(ctx, s, text, cleaned, depth, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	usesDense := slices.Contains(names, citefind.RetrieverDense)
+	var warns []string
+	if len(rs) == 1 {
+		start := time.Now()
+		hits, err := rs[0].Retriever.Retrieve(ctx, cleaned, k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", rs[0].Name, err)
+		}
+		if usesDense {
+			warns = append(warns, s.denseWarn...)
+		}
+		res := &fuse.Result{Hits: make([]fuse.Hit, len(hits)),
+			Lists: map[string][]corpus.Hit{rs[0].Name: hits}, Latency: map[string]time.Duration{rs[0].Name: time.Since(start)}}
+		for i, h := range hits {
+			res.Hits[i] = fuse.Hit{ID: h.ID, Score: h.Score, Count: 1,
+				Sources: map[string]fuse.Source{rs[0].Name: {Rank: i + 1, Score: h.Score}}}
+		}
+		return res, warns, nil
+	}
+	for i := range rs {
+		w, ok := e.weights[rs[i].Name]
+		switch {
+		case !ok:
+			w = 1
+		case w == 0:
+			rs[i].Shadow = true
+		}
+		rs[i].Weight = w
+	}
+	timeout := e.opts.Timeout
+	switch {
+	case timeout == 0:
+		timeout = DefaultRetrieverTimeout
+	case timeout < 0:
+		timeout = 0
+	}
+	if usesDense {
+		// Open the embedder and load the dense index before the
+		// retrievers' deadline starts: the first query of a process would
+		// otherwise spend its budget reading the index. A failure is
+		// reported by the dense retriever itself.
+		_, _ = e.embedder(ctx, s)
+	}
+	res, err := fuse.Search(ctx, cleaned, rs, fuse.Options{
+		Method: e.method, K: k, Depth: depth,
+		Timeout: timeout, AllowPartial: !e.opts.Strict,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	isDense := func(f fuse.Failure) bool { return f.Retriever == citefind.RetrieverDense }
+	if usesDense && !slices.ContainsFunc(res.Failures, isDense) {
+		warns = append(warns, s.denseWarn...)
+	}
+	return res, append(warns, res.Warnings...), nil
+}
+
+// Search answers one query: the retrievers (in parallel) on the text with
+// citation markers removed, their fusion, the reranker and, with
+// opts.Pick, the picker. Result.Hits holds up to opts.K hits best first
+// with their metadata; Result.Stages holds what each stage produced. A
+// failing reranker or LLM picker gives the fused order and the top rank,
+// with a warning.
+func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOptions) (*citefind.Result, error) {
+	k := opts.K
+	if k <= 0 {
+		k = DefaultK
+	}
+	names := opts.Retrievers
+	if names == nil {
+		names = e.retrievers
+	}
+	names = uniq(names)
+	if len(names) == 0 {
+		names = []string{citefind.RetrieverBM25}
+	}
+	if err := citefind.CheckRetrievers(names); err != nil {
+		return nil, err
+	}
+	rerankName := opts.Rerank
+	if rerankName == "" {
+		rerankName = e.rerankName
+	}
+	rr, err := e.Reranker(rerankName)
+	if err != nil {
+		return nil, err
+	}
+	s := e.acquire()
+	if s == nil {
+		return nil, errClosed
+	}
+	defer s.release()
+
+	cleaned := text
+	if !opts.Raw && !e.opts.Raw {
+		cleaned = retrieve.Clean(text)
+	}
+	res := &citefind.Result{Query: text, Cleaned: cleaned, Hits: []citefind.Hit{},
+		Warnings: append(slices.Clone(e.warnings), s.warnings...),
+		Stages:   citefind.Stages{Retrievers: map[string][]corpus.Hit{}, Reranker: rr.Name(), Durations: map[string]time.Duration{}}}
+	if strings.TrimSpace(cleaned) == "" {
+		res.Warnings = append(res.Warnings, "the query is empty after removing citation markers")
+		return res, nil
+	}
+	depth := k
+	if rr.Name() != rerank.NameNone {
+		depth = max(k, RerankDepth)
+	}
+	start := time.Now()
+	fr, warns, err := e.retrieve(ctx, s, text, cleaned, depth, names)
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = append(res.Warnings, warns...)
+	res.Stages.Retrievers = fr.Lists
+	maps.Copy(res.Stages.Durations, fr.Latency)
+	cands, warns, err := e.candidates(ctx, s, fr.Hits)
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = append(res.Warnings, warns...)
+	res.Stages.Durations["fused"] = time.Since(start)
+	res.Stages.Candidates = cands
+
+	if rr.Name() != rerank.NameNone && len(cands) > 1 {
+		start := time.Now()
+		out, err := rr.Rerank(ctx, cleaned, cands)
+		if err != nil {
+			return nil, fmt.Errorf("rerank: %w", err)
+		}
+		res.Warnings = append(res.Warnings, out.Warnings...)
+		if len(out.Candidates) != len(cands) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the %s reranker returned %d of %d candidates; kept the fused order", rr.Name(), len(out.Candidates), len(cands)))
+		} else {
+			cands = out.Candidates
+			res.Stages.Reranked = make([]corpus.Hit, len(cands))
+			for i, c := range cands {
+				score := float64(len(cands) - i)
+				if out.Scores != nil {
+					score = out.Scores[i]
+				}
+				res.Stages.Reranked[i] = corpus.Hit{ID: c.ID, Score: score}
+			}
+		}
+		res.Stages.Durations["reranked"] = time.Since(start)
+	}
+	if len(cands) > k {
+		cands = cands[:k]
+	}
+	for i, c := range cands {
+		h := citefind.Hit{ID: c.ID, Title: c.Title, Year: c.Year, Venue: c.Venue, DOI: c.DOI,
+			Rank: i + 1, Score: c.Score, Authors: c.Authors, Sources: make(map[string]citefind.SourceRank, len(c.Sources))}
+		for name, src := range c.Sources {
+			h.Sources[name] = citefind.SourceRank{Rank: src.Rank, Score: src.Score}
+		}
+		res.Hits = append(res.Hits, h)
+	}
+	if opts.Pick && len(cands) > 0 {
+		start := time.Now()
+		p, err := e.Picker()
+		if err != nil {
+			return nil, err
+		}
+		pick, err := p.Pick(ctx, cleaned, cands)
+		if err != nil {
+			return nil, fmt.Errorf("pick: %w", err)
+		}
+		res.Picked = &pick
+		if pick.Fallback {
+			res.Warnings = append(res.Warnings, "picked the top-ranked candidate: "+pick.Reason)
+		}
+		res.Stages.Durations["picked"] = time.Since(start)
+	}
+	return res, nil
+}
+
+// candidates attaches the papers' metadata to fused hits.
+func (e *Engine) candidates(ctx context.Context, s *snapshot, hits []fuse.Hit) ([]rerank.Candidate, []string, error) {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	papers, err := s.backend.Papers(ctx, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("look up hits: %w", err)
+	}
+	var warnings []string
+	cands := make([]rerank.Candidate, 0, len(hits))
+	for _, h := range hits {
+		p, ok := papers[h.ID]
+		if !ok {
+			warnings = append(warnings, fmt.Sprintf("hit %s is in the index but not in the store (run `citefind index` to rebuild)", h.ID))
+			continue
+		}
+		c := rerank.Candidate{
+			ID: h.ID, Title: p.Title, Abstract: p.Abstract, Year: p.Year, Venue: p.Venue, DOI: p.DOI,
+			Keywords: p.Keywords, Authors: []string{},
+			Rank: len(cands) + 1, Score: h.Score, Sources: h.Sources,
+		}
+		for _, a := range p.Authors {
+			c.Authors = append(c.Authors, a.Name())
+		}
+		cands = append(cands, c)
+	}
+	return cands, warnings, nil
+}
+
+func uniq(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// errClosed is returned by queries on a closed engine.
+var errClosed = errors.New("engine: closed")

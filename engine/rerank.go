@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/internal/llm"
+	"github.com/citefind/citefind/rerank"
+	"github.com/citefind/citefind/rerank/learned"
+	"github.com/citefind/citefind/selector"
+)
+
+// Reranker returns the named reranker (citefind.RerankerNames; "" is
+// none), made on first use from the engine's Options: the learned
+// reranker with Options.RerankModel (or the model that ships with
+// citefind), the LLM reranker with Options.LLM and Options.Ollama.
+func (e *Engine) Reranker(name string) (rerank.Reranker, error) {
+	if name == "" {
+		name = rerank.NameNone
+	}
+	if err := citefind.CheckReranker(name); err != nil {
+		return nil, err
+	}
+	e.rerankMu.Lock()
+	defer e.rerankMu.Unlock()
+	if r, ok := e.rerankers[name]; ok {
+		return r, nil
+	}
+	var r rerank.Reranker
+	var err error
+	switch name {
+	case rerank.NameNone:
+		r = rerank.None{}
+	case rerank.NameLearned:
+		if e.opts.RerankModel == "" {
+			r, err = learned.Default()
+		} else {
+			r, err = learned.Load(e.opts.RerankModel)
+		}
+	case rerank.NameLLM:
+		var client *api.Client
+		if client, err = e.ollama(); err == nil {
+			r, err = rerank.NewLLM(client, rerank.LLMOptions{Model: llm.Model(e.opts.LLM)})
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e.rerankers == nil {
+		e.rerankers = map[string]rerank.Reranker{}
+	}
+	e.rerankers[name] = r
+	return r, nil
+}
+
+func (e *Engine) ollama() (*api.Client, error) {
+	if e.opts.Ollama != nil {
+		return e.opts.Ollama, nil
+	}
+	c, err := api.ClientFromEnvironment()
+	if err != nil {
+		return nil, fmt.Errorf("Ollama client (OLLAMA_HOST): %w", err)
+	}
+	return c, nil
+}
+
+// Picker returns the picker: the LLM picker when a chat model is
+// configured (Options.LLM or $CITEFIND_LLM), else the top rank.
+func (e *Engine) Picker() (selector.Picker, error) {
+	e.rerankMu.Lock()
+	defer e.rerankMu.Unlock()
+	if e.pickerVal != nil {
+		return e.pickerVal, nil
+	}
+	if e.opts.LLM == "" && os.Getenv(llm.EnvModel) == "" {
+		e.pickerVal = selector.TopRank{}
+		return e.pickerVal, nil
+	}
+	client, err := e.ollama()
+	if err != nil {
+		return nil, err
+	}
+	p, err := selector.New(client, selector.Options{Model: llm.Model(e.opts.LLM)})
+	if err != nil {
+		return nil, err
+	}
+	e.pickerVal = p
+	return p, nil
+}
