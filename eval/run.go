@@ -389,6 +389,23 @@ func resolveAll(set TopicSet, opts Options) (map[string]Match, error) {
 	return out, nil
 }
 
+// PooledLatencies returns the latencies of the queries that did not fail
+// in the results of stage, over every topic set.
+func PooledLatencies(results []*Result, stage string) []time.Duration {
+	var lat []time.Duration
+	for _, res := range results {
+		if res.Stage != stage {
+			continue
+		}
+		for _, q := range res.PerQuery {
+			if q.Err == "" {
+				lat = append(lat, q.Latency)
+			}
+		}
+	}
+	return lat
+}
+
 // Percentile returns the p-th percentile (0 < p ≤ 100) of ds by the
 // nearest-rank method: the smallest value with at least p% of the values
 // at or below it, i.e. sorted[ceil(p/100·n)-1]. It returns 0 for no value.

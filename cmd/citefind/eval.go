@@ -238,76 +238,18 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	qopts := citefind.QueryOptions{Retrievers: stageNames, Raw: *raw, Rerank: engineRerank, Pick: *pick}
 	var picks pickTally
 
-	judge := eval.NewJudge(eng.Store())
-	var results []*eval.Result
-	sweepOpts := map[string]eval.Options{}
-	for _, set := range b.Sets {
-		opts, err := judge.Options(ctx, set, eval.Options{K: *depth, Bench: b.Name})
-		if err != nil {
-			return err
-		}
-		var bar *progress.Bar
-		if prog != nil {
-			bar = progress.New(prog, "eval "+b.Name+":"+set.Name, int64(len(set.Queries)), "queries")
-		}
-		opts.Progress = func(done, total int) { bar.Set(int64(done), 0) }
-		search := func(ctx context.Context, text string, k int) (*citefind.Result, error) {
-			o := qopts
-			o.K = k
-			return eng.Search(ctx, text, o)
-		}
-		then := func(q eval.Query, r *citefind.Result, lists map[string]eval.StageList) error {
-			if cv != nil {
-				l, err := cv.rerank(ctx, q.Text, r)
-				if err != nil {
-					return err
-				}
-				lists[eval.StageReranked] = l
-			}
-			if r.Picked != nil {
-				picks.add(set.Name, r)
-			}
-			return nil
-		}
-		res, err := eval.RunPipeline(ctx, set, stages, search, then, opts)
-		bar.Done()
-		if err != nil {
-			return err
-		}
-		results = append(results, res...)
-		sweepOpts[set.Name] = opts
+	results, sweepOpts, err := c.runSets(ctx, eng, b, stages, qopts, *depth, cv, &picks, prog)
+	if err != nil {
+		return err
 	}
 	if len(b.Sets) > 1 {
-		last := stages[len(stages)-1]
-		var lat []time.Duration
-		for _, res := range results {
-			if res.Stage != last {
-				continue
-			}
-			for _, q := range res.PerQuery {
-				if q.Err == "" {
-					lat = append(lat, q.Latency)
-				}
-			}
-		}
+		lat := eval.PooledLatencies(results, stages[len(stages)-1])
 		fmt.Fprintf(c.stderr, "latency over all %d queries: p50 %.1f ms, p99 %.1f ms\n", len(lat),
 			ms(eval.Percentile(lat, 50)), ms(eval.Percentile(lat, 99)))
 	}
 	if *runOut != "" {
-		for _, res := range results {
-			path := *runOut
-			if len(b.Sets) > 1 {
-				ext := filepath.Ext(path)
-				path = strings.TrimSuffix(path, ext) + "." + res.Set + ext
-			}
-			if len(stages) > 1 {
-				ext := filepath.Ext(path)
-				path = strings.TrimSuffix(path, ext) + "." + res.Stage + ext
-			}
-			if err := writeFile(path, func(w io.Writer) error { return eval.WriteRun(w, res, "citefind-"+res.Stage) }); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.stderr, "wrote run file %s\n", path)
+		if err := c.writeRunFiles(*runOut, results, len(b.Sets) > 1, len(stages) > 1); err != nil {
+			return err
 		}
 	}
 	rf := &eval.RunFile{
@@ -353,6 +295,76 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	}
 	if sf.sweep {
 		return c.runSweep(ctx, &sf, *dbDir, stageNames, grid, eng.Pipeline().Method, b.Sets, results, sweepOpts)
+	}
+	return nil
+}
+
+// runSets runs every topic set of b through the engine, one search per
+// query, and scores each stage; with cv, the reranked stage is each
+// query's cross-validated reranking. It returns the results in set and
+// stage order and each set's options (for the weight sweep).
+func (c *evalCmd) runSets(ctx context.Context, eng *engine.Engine, b *eval.Bench, stages []string, qopts citefind.QueryOptions,
+	depth int, cv *crossValidated, picks *pickTally, prog io.Writer) ([]*eval.Result, map[string]eval.Options, error) {
+	judge := eval.NewJudge(eng.Store())
+	var results []*eval.Result
+	optsBySet := map[string]eval.Options{}
+	search := func(ctx context.Context, text string, k int) (*citefind.Result, error) {
+		o := qopts
+		o.K = k
+		return eng.Search(ctx, text, o)
+	}
+	for _, set := range b.Sets {
+		opts, err := judge.Options(ctx, set, eval.Options{K: depth, Bench: b.Name})
+		if err != nil {
+			return nil, nil, err
+		}
+		var bar *progress.Bar
+		if prog != nil {
+			bar = progress.New(prog, "eval "+b.Name+":"+set.Name, int64(len(set.Queries)), "queries")
+		}
+		opts.Progress = func(done, total int) { bar.Set(int64(done), 0) }
+		then := func(q eval.Query, r *citefind.Result, lists map[string]eval.StageList) error {
+			if cv != nil {
+				l, err := cv.rerank(ctx, q.Text, r)
+				if err != nil {
+					return err
+				}
+				lists[eval.StageReranked] = l
+			}
+			if r.Picked != nil {
+				picks.add(set.Name, r)
+			}
+			return nil
+		}
+		res, err := eval.RunPipeline(ctx, set, stages, search, then, opts)
+		bar.Done()
+		if err != nil {
+			return nil, nil, err
+		}
+		results = append(results, res...)
+		optsBySet[set.Name] = opts
+	}
+	return results, optsBySet, nil
+}
+
+// writeRunFiles writes one TREC run file per result: path, with the topic
+// set's and the stage's names inserted before the extension when there
+// are several.
+func (c *evalCmd) writeRunFiles(path string, results []*eval.Result, sets, stages bool) error {
+	for _, res := range results {
+		p := path
+		if sets {
+			ext := filepath.Ext(p)
+			p = strings.TrimSuffix(p, ext) + "." + res.Set + ext
+		}
+		if stages {
+			ext := filepath.Ext(p)
+			p = strings.TrimSuffix(p, ext) + "." + res.Stage + ext
+		}
+		if err := writeFile(p, func(w io.Writer) error { return eval.WriteRun(w, res, "citefind-"+res.Stage) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stderr, "wrote run file %s\n", p)
 	}
 	return nil
 }
