@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -148,4 +150,71 @@ func TestMCPCommand(t *testing.T) {
 	inW.Close() // the client closes standard input
 	require.NoError(t, <-done)
 	assert.Contains(t, logs.String(), "serving MCP on stdio")
+}
+
+// TestServeFollowsIndex: a paper indexed by another process after serve
+// started is found within a few seconds, and /healthz reports the new
+// store generation; a removed paper goes the same way.
+func TestServeFollowsIndex(t *testing.T) {
+	db := t.TempDir()
+	_, _, err := cli(t, "", "index", "--db", db, "--quiet", samplePath(t))
+	require.NoError(t, err)
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		_ = run(ctx, []string{"serve", "--db", db, "--addr", addr, "--no-mcp"},
+			env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+	}()
+	base := "http://" + addr
+	health := func() (gen int64, papers int) {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return -1, -1
+		}
+		defer resp.Body.Close()
+		var h struct {
+			Generation int64 `json:"generation"`
+			Papers     int   `json:"papers"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&h) != nil {
+			return -1, -1
+		}
+		return h.Generation, h.Papers
+	}
+	var gen0 int64
+	require.Eventually(t, func() bool { gen0, _ = health(); return gen0 > 0 }, 30*time.Second, 10*time.Millisecond)
+	search := func(q string) []string {
+		resp, err := http.Post(base+"/v1/search", "application/json", strings.NewReader(`{"query": "`+q+`", "k": 3}`))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var res struct {
+			Hits []struct {
+				Title string `json:"title"`
+			} `json:"hits"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&res))
+		var titles []string
+		for _, h := range res.Hits {
+			titles = append(titles, h.Title)
+		}
+		return titles
+	}
+	const title = "Zebrafish Striping Patterns Explain Retrieval Fusion"
+	assert.NotContains(t, search("zebrafish striping"), title)
+
+	extra := filepath.Join(t.TempDir(), "new.bib")
+	require.NoError(t, os.WriteFile(extra, []byte("@article{zebra2031, title = {"+title+"}, author = {Quagga, Zed}, year = {2031}}\n"), 0o644))
+	_, _, err = cli(t, "", "index", "--db", db, "--quiet", extra)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		g, n := health()
+		return g > gen0 && n == 31
+	}, 15*time.Second, 50*time.Millisecond, "serve picks up the new generation")
+	assert.Contains(t, search("zebrafish striping"), title)
+
+	_, _, err = cli(t, "", "remove", "--db", db, "--quiet", "zebra2031")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, n := health(); return n == 30 }, 15*time.Second, 50*time.Millisecond)
+	assert.NotContains(t, search("zebrafish striping"), title)
 }
