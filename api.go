@@ -27,6 +27,10 @@ const (
 	RetrieverDense = "dense"
 )
 
+// SourceFused names, in a reranked Hit's Sources, the hit's fused rank
+// and score (its Score is then the reranker's).
+const SourceFused = "fused"
+
 // RetrieverNames lists every retriever name, in pipeline order.
 var RetrieverNames = []string{RetrieverBM25, RetrieverRM3, RetrieverCiting, RetrieverDense}
 
@@ -77,7 +81,10 @@ type SourceRank struct {
 	Score float64 `json:"score"` // the retriever's own score, higher is better
 }
 
-// Hit is one candidate paper of a Result, best first.
+// Hit is one candidate paper of a Result, best first. Score is the last
+// stage's score: the reranker's when one reordered the hits (Sources then
+// also holds the reranker's and the fused rank and score), else the fused
+// score (one retriever: its own score).
 type Hit struct {
 	ID      string                `json:"id"`
 	Title   string                `json:"title"`

@@ -626,7 +626,7 @@ func (e *Engine) retrieve(ctx context.Context, s *snapshot, text, cleaned string
 		_, _ = e.embedder(ctx, s)
 	}
 	res, err := fuse.Search(ctx, cleaned, rs, fuse.Options{
-		Method: e.method, K: k, Depth: depth,
+		Method: e.method, K: k, Depth: depth, NormDepth: fuse.DefaultDepth,
 		Timeout: timeout, AllowPartial: !e.opts.Strict,
 	})
 	if err != nil {
@@ -716,15 +716,24 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 		if len(out.Candidates) != len(cands) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the %s reranker returned %d of %d candidates; kept the fused order", rr.Name(), len(out.Candidates), len(cands)))
 		} else {
-			cands = out.Candidates
-			res.Stages.Reranked = make([]corpus.Hit, len(cands))
-			for i, c := range cands {
-				score := float64(len(cands) - i)
-				if out.Scores != nil {
+			// The hits carry the reranker's rank and score (its own, or
+			// one by position for a reranker without scores), and the
+			// fused ones as the source "fused".
+			reranked := make([]rerank.Candidate, len(out.Candidates))
+			res.Stages.Reranked = make([]corpus.Hit, len(out.Candidates))
+			for i, c := range out.Candidates {
+				score := float64(len(out.Candidates) - i)
+				if len(out.Scores) == len(out.Candidates) {
 					score = out.Scores[i]
 				}
 				res.Stages.Reranked[i] = corpus.Hit{ID: c.ID, Score: score}
+				c.Sources = maps.Clone(c.Sources)
+				c.Sources[citefind.SourceFused] = fuse.Source{Rank: c.Rank, Score: c.Score}
+				c.Sources[rr.Name()] = fuse.Source{Rank: i + 1, Score: score}
+				c.Rank, c.Score = i+1, score
+				reranked[i] = c
 			}
+			cands = reranked
 		}
 		res.Stages.Durations["reranked"] = time.Since(start)
 	}

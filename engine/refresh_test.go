@@ -136,3 +136,36 @@ func TestFollow(t *testing.T) {
 		t.Fatal("Follow did not pick up the new generation")
 	}
 }
+
+// TestRerankedHits: after a reranker, hits are in the order of their
+// scores (the reranker's), and their sources hold the reranker's and the
+// fused rank and score.
+func TestRerankedHits(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	_, err := build.Ensure(ctx, dir, build.EnsureOptions{Files: []string{filepath.Join("..", "sample", "papers.bib")}})
+	require.NoError(t, err)
+	eng, err := engine.Open(ctx, dir, engine.Options{})
+	require.NoError(t, err)
+	defer eng.Close()
+	res, err := eng.Search(ctx, "dense passage retrieval and BM25 ranking fusion [3]", citefind.QueryOptions{K: 8, Rerank: "learned"})
+	require.NoError(t, err)
+	require.Len(t, res.Hits, 8)
+	require.Len(t, res.Stages.Reranked, len(res.Stages.Candidates))
+	for i, h := range res.Hits {
+		assert.Equal(t, i+1, h.Rank)
+		if i > 0 {
+			assert.LessOrEqual(t, h.Score, res.Hits[i-1].Score, "scores in order")
+		}
+		require.Contains(t, h.Sources, "learned")
+		require.Contains(t, h.Sources, citefind.SourceFused)
+		assert.Equal(t, i+1, h.Sources["learned"].Rank)
+		assert.Equal(t, h.Score, h.Sources["learned"].Score)
+		assert.Equal(t, res.Stages.Reranked[i].ID, h.ID)
+	}
+	// The fused stage is untouched by the reranker.
+	for i, c := range res.Stages.Candidates {
+		assert.Equal(t, i+1, c.Rank)
+		assert.NotContains(t, c.Sources, citefind.SourceFused)
+	}
+}

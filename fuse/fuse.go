@@ -100,6 +100,12 @@ type Options struct {
 	// Limit is the most retrievers run at once, >= 0. 0 means all at
 	// once. Search only.
 	Limit int
+	// NormDepth, when > 0, takes the min and max of the score methods
+	// over the first NormDepth hits of each list only (hits further down
+	// normalise below 0), so that the fused scores of the top hits do not
+	// depend on how deep the lists were asked (Depth). 0 means the whole
+	// list as kept.
+	NormDepth int
 }
 
 // resolve fills in defaults and checks ranges.
@@ -117,7 +123,7 @@ func (o Options) resolve() (Options, error) {
 	if o.RankConstant == 0 {
 		o.RankConstant = DefaultRankConstant
 	}
-	if o.Depth < 0 || o.K < 0 || o.Limit < 0 || o.Timeout < 0 {
+	if o.Depth < 0 || o.K < 0 || o.Limit < 0 || o.Timeout < 0 || o.NormDepth < 0 {
 		return o, fmt.Errorf("%w: negative depth, k, limit or timeout (%d, %d, %d, %v)", ErrInvalidOptions, o.Depth, o.K, o.Limit, o.Timeout)
 	}
 	if o.Depth == 0 {
@@ -278,7 +284,11 @@ func fuse(lists []list, o Options) []Hit {
 			// A list without finite scores keeps lo > hi; normalise
 			// never reaches them then.
 			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, e := range pos {
+			top := pos
+			if o.NormDepth > 0 && len(top) > o.NormDepth {
+				top = top[:o.NormDepth]
+			}
+			for _, e := range top {
 				s := raw[int(e)*n+l]
 				if math.IsNaN(s) || math.IsInf(s, 0) {
 					continue

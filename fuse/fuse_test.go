@@ -1,6 +1,7 @@
 package fuse_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -379,4 +380,31 @@ func TestFuseTopK(t *testing.T) {
 			assert.Equal(t, all[:k], got, "%s K=%d", m, k)
 		}
 	}
+}
+
+// TestFuseNormDepth: with NormDepth, the fused scores of the top hits do
+// not depend on how deep the lists go.
+func TestFuseNormDepth(t *testing.T) {
+	mk := func(n int, prefix string, step float64) []corpus.Hit {
+		hits := make([]corpus.Hit, n)
+		for i := range hits {
+			hits[i] = corpus.Hit{ID: fmt.Sprintf("%s%03d", prefix, i), Score: 100 - step*float64(i)}
+		}
+		return hits
+	}
+	lists := map[string][]corpus.Hit{"a": mk(200, "p", 0.5), "b": mk(200, "p", 0.3)}
+	for _, m := range []fuse.Method{fuse.MinMax, fuse.MaxNorm} {
+		shallow, err := fuse.Fuse(lists, nil, fuse.Options{Method: m, Depth: 100, K: 10, NormDepth: 100})
+		require.NoError(t, err)
+		deep, err := fuse.Fuse(lists, nil, fuse.Options{Method: m, Depth: 200, K: 10, NormDepth: 100})
+		require.NoError(t, err)
+		assert.Equal(t, shallow, deep, string(m))
+		whole, err := fuse.Fuse(lists, nil, fuse.Options{Method: m, Depth: 200, K: 10})
+		require.NoError(t, err)
+		if m == fuse.MinMax {
+			assert.NotEqual(t, shallow[1].Score, whole[1].Score, "without NormDepth the deeper list moves the minimum")
+		}
+	}
+	_, err := fuse.Fuse(lists, nil, fuse.Options{NormDepth: -1})
+	require.ErrorIs(t, err, fuse.ErrInvalidOptions)
 }
