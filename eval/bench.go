@@ -22,7 +22,7 @@ import (
 var ErrBenchUsage = errors.New("benchmark usage")
 
 // BenchNames lists the benchmarks LoadBench knows, for help texts.
-const BenchNames = "acm-cr, acm-cr:contexts, acm-cr:sentences, jsonl, citeme, litsearch, scholargym"
+const BenchNames = "acm-cr, acm-cr:contexts, acm-cr:sentences, jsonl, beir[:SPLIT], citeme, litsearch, scholargym"
 
 // Bench is a benchmark resolved from its name and data: its topic sets and
 // the collection a database is built from for it.
@@ -46,6 +46,8 @@ type Bench struct {
 	// litsearch: Corpus is the LitSearch corpus layout, converted to CSL
 	// JSON Lines by PrepareCorpus before ingest.
 	litsearch bool
+	// beir: Files[0] is a BEIR corpus.jsonl, converted likewise.
+	beir bool
 }
 
 // BenchOptions locate a benchmark's data.
@@ -60,6 +62,9 @@ type BenchOptions struct {
 	// Queries is the queries file (jsonl), or the benchmark file of a
 	// native format (overrides Data).
 	Queries string
+	// Sample, when > 0, keeps that many queries of a BEIR split (a fixed
+	// sample, see BEIROptions.Sample).
+	Sample int
 }
 
 // nativeFiles are the default file names of the native-format benchmarks.
@@ -101,6 +106,20 @@ func LoadBench(spec string, o BenchOptions) (*Bench, error) {
 		if err := b.useCorpus(o.Corpus, "jsonl-"); err != nil {
 			return nil, err
 		}
+	case "beir":
+		if o.Data == "" {
+			return nil, fmt.Errorf("%w: --bench beir needs --data DIR, a folder in the BEIR layout (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv)", ErrBenchUsage)
+		}
+		bb, err := LoadBEIR(o.Data, BEIROptions{Split: setName, Sample: o.Sample})
+		if err != nil {
+			return nil, err
+		}
+		b.Name = "beir:" + bb.Name
+		b.Sets = []TopicSet{bb.Set}
+		if err := b.useCorpus(bb.CorpusPath, "beir-"+bb.Name+"-"); err != nil {
+			return nil, err
+		}
+		b.beir = true
 	case "citeme", "litsearch", "scholargym":
 		file, err := nativeFile(name, o.Data, o.Queries)
 		if err != nil {
@@ -184,19 +203,23 @@ func nativeFile(name, data, queries string) (string, error) {
 	return "", fmt.Errorf("%s data: none of %s in %s (give the file with --data FILE)", name, strings.Join(nativeFiles[name], ", "), data)
 }
 
-// PrepareCorpus converts a LitSearch-layout corpus into CSL JSON Lines in
-// the database folder dir, and makes that the file to ingest; other
-// benchmarks need nothing. The conversion is deterministic, so an
+// PrepareCorpus converts a LitSearch-layout or BEIR corpus into CSL JSON
+// Lines in the database folder dir, and makes that the file to ingest;
+// other benchmarks need nothing. The conversion is deterministic, so an
 // unchanged corpus gives the same file, which ingest then skips. Bad rows
 // go to bad (the first ten) and are counted in the returned message.
 func (b *Bench) PrepareCorpus(ctx context.Context, dir string, bad func(*corpus.ParseError)) (string, error) {
-	if !b.litsearch {
+	convert, kind, base := ConvertLitSearchCorpus, "LitSearch", "litsearch-corpus.csl.jsonl"
+	switch {
+	case b.beir:
+		convert, kind, base = ConvertBEIRCorpus, "BEIR", "beir-corpus.csl.jsonl"
+	case !b.litsearch:
 		return "", nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create benchmark database: %w", err)
 	}
-	out := filepath.Join(dir, "litsearch-corpus.csl.jsonl")
+	out := filepath.Join(dir, base)
 	in, err := os.Open(b.Files[0])
 	if err != nil {
 		return "", err
@@ -205,7 +228,7 @@ func (b *Bench) PrepareCorpus(ctx context.Context, dir string, bad func(*corpus.
 	nbad, n := 0, 0
 	err = atomicfile.Write(out, 0o644, func(f *os.File) error {
 		var err error
-		n, err = ConvertLitSearchCorpus(ctx, in, b.Files[0], io.Writer(f), func(pe *corpus.ParseError) {
+		n, err = convert(ctx, in, b.Files[0], io.Writer(f), func(pe *corpus.ParseError) {
 			nbad++
 			if nbad <= 10 && bad != nil {
 				bad(pe)
@@ -214,9 +237,9 @@ func (b *Bench) PrepareCorpus(ctx context.Context, dir string, bad func(*corpus.
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("convert the LitSearch corpus: %w", err)
+		return "", fmt.Errorf("convert the %s corpus: %w", kind, err)
 	}
-	msg := fmt.Sprintf("LitSearch corpus %s: %d papers converted to %s, %d bad rows skipped", b.Files[0], n, out, nbad)
+	msg := fmt.Sprintf("%s corpus %s: %d papers converted to %s, %d bad rows skipped", kind, b.Files[0], n, out, nbad)
 	b.Files = []string{out}
 	return msg, nil
 }

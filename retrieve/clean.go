@@ -18,10 +18,11 @@ var (
 	urlRe = regexp.MustCompile(`(?i)\b(?:https?://|ftp://|www\.)[^\s<>"]*[^\s<>".,;:!?)\]'}]`)
 
 	// Numeric bracket markers "[12]", "[3-5]", "[12, 14–16]", "[1;2]", and
-	// the placeholders "[CITATION]", "[CITATIONS]", "[?]", chained like
+	// the placeholders "[CITATION]", "[CITATIONS]", "[CIT]" (ScisummNet's
+	// masked citation sentences), "[?]", chained like
 	// "[1]–[3]" or "[1][2]". Numbers start with 1-9: "[0, 1]" is an interval.
 	numMarker   = `\[\s*[1-9]\d*(?:\s*[-‐‑‒–—−]\s*[1-9]\d*)?(?:\s*[,;]\s*[1-9]\d*(?:\s*[-‐‑‒–—−]\s*[1-9]\d*)?)*\s*\]`
-	placeholder = `\[(?:CITATIONS?|Citations?|citations?|\?+)\]`
+	placeholder = `\[(?:CITATIONS?|Citations?|citations?|CITS?|Cits?|\?+)\]`
 	marker      = `(?:` + numMarker + `|` + placeholder + `)`
 	markerRe    = regexp.MustCompile(marker + `(?:\s*[-‐‑‒–—−,;]?\s*` + marker + `)*`)
 
@@ -69,7 +70,7 @@ var (
 //
 // It removes numeric bracket markers ("[12]", "[12, 14–16]", "[3-5]",
 // "[1,2,3]", with any dash) and the placeholders "[CITATION]",
-// "[CITATIONS]" and "[?]"; author-year parentheticals ("(Smith et al.,
+// "[CITATIONS]", "[CIT]" and "[?]"; author-year parentheticals ("(Smith et al.,
 // 2020)", "(Smith and Jones, 2019; Doe, 2020a)", "(e.g., Smith 2020)",
 // "(see Smith et al. 2020)"), and the citation parts of mixed groups
 // ("(BM25; Robertson et al., 2009)" → "(BM25)"); LaTeX \cite commands; and

@@ -35,6 +35,7 @@ func TestClean(t *testing.T) {
 		{"start with comma", "[1], [2] showed that X", "showed that X"},
 		{"CITATION", "as shown by [CITATION], we", "as shown by, we"},
 		{"CITATIONS", "language models [CITATIONS].", "language models."},
+		{"CIT", "tagged using TnT [CIT] trained on the Brown Corpus [CIT][CIT].", "tagged using TnT trained on the Brown Corpus."},
 		{"question mark", "as in [?] and [??].", "as in and."},
 		{"in parentheses", "(see [3]) transformers", "transformers"},
 		{"in parentheses with eg", "rankers (e.g., [3, 4]) are", "rankers are"},

@@ -40,7 +40,7 @@ const evalUsage = `Usage: citefind eval [--db DIR] --bench NAME [--data DIR] [--
        citefind eval --compare RUN_A.trec RUN_B.trec --bench NAME [--db DIR] [--data DIR]
 
 NAME: acm-cr (both topic sets) | acm-cr:contexts | acm-cr:sentences | jsonl
-      | citeme[:test|:train] | litsearch[:QUERY_SET] | scholargym[:SOURCE]
+      | beir[:SPLIT] | citeme[:test|:train] | litsearch[:QUERY_SET] | scholargym[:SOURCE]
 
 Without pipeline flags, eval measures the database's pipeline, exactly what
 query answers on the same database (pipeline.json; citefind status shows
@@ -57,6 +57,13 @@ jsonl takes --queries FILE (one {"id", "text", "relevant": [ids]} object per
 line) and --corpus PATH (any format index reads), indexed into --db; without
 --corpus, the database --db DIR (e.g. your own library, made by index) is
 evaluated as it is.
+
+beir reads a collection in the BEIR layout from --data DIR (corpus.jsonl,
+queries.jsonl, qrels/SPLIT.tsv; SPLIT defaults to test), e.g.
+$CITEFIND_DATA/devsets/scifact; a query's text_masked is searched when it has
+one. Its corpus is indexed into --db (default
+$CITEFIND_DB/bench/beir-NAME-HASH) once; --sample N evaluates a fixed sample
+of the split's queries.
 
 citeme, litsearch and scholargym read the benchmark's native file from --data
 (a file, or a folder; default $CITEFIND_DATA/formats/NAME) or --queries FILE.
@@ -121,6 +128,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	data := fs.String("data", "", "benchmark data `DIR` or file (default $CITEFIND_DATA/NAME, $CITEFIND_DATA/formats/NAME)")
 	corpusPath := fs.String("corpus", "", "corpus `PATH` for --bench jsonl, citeme, litsearch, scholargym (without it: --db is evaluated as it is)")
 	queries := fs.String("queries", "", "queries `FILE` (--bench jsonl; overrides --data for citeme, litsearch, scholargym)")
+	sample := fs.Int("sample", 0, "--bench beir: evaluate a fixed sample of `N` queries of the split (0: all)")
 	retrievers := fs.String("retrievers", "", "comma-separated retrievers, each a stage of the report, fused as a further stage when several: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's pipeline)")
 	var ff fusionFlags
 	ff.register(fs)
@@ -155,7 +163,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		if len(pos) != 2 {
 			return usageErr("eval: --compare takes two run files, RUN_A RUN_B (got %d arguments)", len(pos))
 		}
-		return c.compare(ctx, pos, *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries}, *dbDir, *depth, *report, *asJSON)
+		return c.compare(ctx, pos, *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries, Sample: *sample}, *dbDir, *depth, *report, *asJSON)
 	}
 	if len(pos) > 0 {
 		return usageErr("eval: unexpected argument %q", pos[0])
@@ -189,7 +197,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	b, err := c.benchDB(ctx, "eval", *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries}, dbDir, prog)
+	b, err := c.benchDB(ctx, "eval", *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries, Sample: *sample}, dbDir, prog)
 	if err != nil {
 		return err
 	}
