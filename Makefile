@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval train bench-xapian bench-index bench-compare bench-serve screenshots sweep lint fmt clean
+.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-compare bench-serve screenshots sweep lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
@@ -140,3 +140,12 @@ fmt:
 
 clean:
 	rm -rf bin .cache
+
+# The evaluation suite (ACM-CR, SciFact, ScisummNet; eval --suite): every
+# stage against BM25 with paired intervals → docs/eval/suite.md. SUITE_DB
+# keeps the suite's databases; SUITE_FLAGS adds e.g. --embedder or --rerank.
+SUITE_DB ?= .cache/bench/suite
+SUITE_FLAGS ?=
+eval-suite: build
+	@mkdir -p docs/eval
+	$(BIN) eval --suite --db $(SUITE_DB) --data $(CITEFIND_DATA) --quiet $(SUITE_FLAGS) --report docs/eval/suite.md

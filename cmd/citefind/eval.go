@@ -115,6 +115,17 @@ there are two). --save-run writes the whole run (per-query metrics, ranks,
 ranked ids, settings) as JSON for --compare. --report writes the Markdown
 report to FILE with recall@K figures (PNG and SVG) beside it.
 
+--suite runs every stage (each retriever, the fusion, the reranker with
+--rerank) on every collection of the evaluation suite: ACM-CR (both topic
+sets), SciFact (test split) and ScisummNet (keep_for_gold), under --data
+(default $CITEFIND_DATA); a collection whose data is missing is skipped with
+a line saying so. Each is indexed once into its own database under --db
+(default $CITEFIND_DB/bench/suite[-EMBEDDER]) with --embedder. The report
+(--report FILE.md, else standard output) compares every stage with bm25 query
+by query (difference, 95% bootstrap interval, randomisation test) and sums up
+the worst and mean difference over the topic sets. make eval-suite writes
+docs/eval/suite.md.
+
 --compare RUN_A RUN_B compares two saved runs query by query, per topic set and
 metric: means, difference B − A, 95% bootstrap interval of the difference and
 the two-sided paired randomisation test p-value (10,000 sign flips, fixed
@@ -151,6 +162,8 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	bf.register(fs)
 	var sf sweepFlags
 	sf.register(fs)
+	suite := fs.Bool("suite", false, "run the evaluation suite: every stage on ACM-CR, SciFact and ScisummNet (see below); --db is then the folder of the suite's databases")
+	embedder := fs.String("embedder", "", "embedder of the benchmark databases eval builds: none, builtin or ollama:MODEL (default: the one a database records, else none)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -168,7 +181,19 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return usageErr("eval: unexpected argument %q", pos[0])
 	}
-	if *bench == "" {
+	if *embedder != "" {
+		if _, err := db.ParseEmbedder(*embedder); err != nil {
+			return usageErr("eval: --embedder: %v", err)
+		}
+	}
+	if *suite {
+		if *bench != "" || *corpusPath != "" || *queries != "" {
+			return usageErr("eval: --suite runs its own collections; drop --bench, --corpus and --queries")
+		}
+		if sf.sweep || *pick || lf.folds > 0 {
+			return usageErr("eval: --suite does not take --sweep-weights, --pick or --folds")
+		}
+	} else if *bench == "" {
 		return usageErr("eval: --bench is required (%s)", eval.BenchNames)
 	}
 	if err := lf.validate(*rerankFlag); err != nil {
@@ -197,7 +222,11 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	b, err := c.benchDB(ctx, "eval", *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries, Sample: *sample}, dbDir, prog)
+	if *suite {
+		return c.runSuite(ctx, suiteRun{root: *dbDir, data: *data, embedder: *embedder, retrievers: stageNames, rerank: *rerankFlag,
+			eopts: eopts, sparse: sopts, depth: *depth, raw: *raw, report: *report, llm: mf, model: lf.model, args: args}, prog)
+	}
+	b, err := c.benchDB(ctx, "eval", *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries, Sample: *sample}, *embedder, dbDir, prog)
 	if err != nil {
 		return err
 	}
@@ -401,7 +430,7 @@ func describePipeline(names []string, p engine.Pipeline, rerankName string) stri
 // up to date: the benchmark's own collection is indexed into *dir
 // (default $CITEFIND_DB/bench/NAME) once; a benchmark without a collection
 // evaluates the existing database --db as it is.
-func (c *evalCmd) benchDB(ctx context.Context, cmd, spec string, o eval.BenchOptions, dir *string, prog io.Writer) (*eval.Bench, error) {
+func (c *evalCmd) benchDB(ctx context.Context, cmd, spec string, o eval.BenchOptions, embedder string, dir *string, prog io.Writer) (*eval.Bench, error) {
 	b, err := eval.LoadBench(spec, o)
 	if err != nil {
 		return nil, benchErr(cmd, err)
@@ -423,7 +452,7 @@ func (c *evalCmd) benchDB(ctx context.Context, cmd, spec string, o eval.BenchOpt
 		fmt.Fprintln(c.stderr, msg)
 	}
 	rep, err := build.Ensure(ctx, *dir, build.EnsureOptions{
-		Files: b.Files, Keep: b.Keep, Collection: b.Collection, Progress: prog,
+		Files: b.Files, Keep: b.Keep, Collection: b.Collection, Progress: prog, Embedder: embedder,
 		OnWait:  waitingFor(c.env, *dir, db.DefaultLockWait),
 		OnError: func(err error) { fmt.Fprintln(c.stderr, err) },
 		OnNew:   func() { fmt.Fprintf(c.stderr, "building the %s benchmark database in %s (once)\n", b.Name, *dir) },

@@ -276,3 +276,32 @@ func TestEvalMeasuresWhatQueryAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalSuite runs the suite on a data folder that holds only a small
+// BEIR collection in SciFact's place: the missing collections are skipped
+// with a line saying so, the present one is evaluated stage by stage
+// against bm25.
+func TestEvalSuite(t *testing.T) {
+	data := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(data, "devsets"), 0o755))
+	tiny, err := filepath.Abs(filepath.Join("..", "..", "eval", "testdata", "beir", "tiny"))
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(tiny, filepath.Join(data, "devsets", "scifact")))
+	report := filepath.Join(t.TempDir(), "suite.md")
+	_, errOut, err := cli(t, "", "eval", "--suite", "--data", data, "--db", filepath.Join(t.TempDir(), "suite"), "--quiet", "--report", report)
+	require.NoError(t, err, errOut)
+	assert.Contains(t, errOut, "suite: skipped acm-cr: no data at")
+	assert.Contains(t, errOut, "suite: skipped scisummnet: no data at")
+	b, err := os.ReadFile(report)
+	require.NoError(t, err)
+	md := string(b)
+	assert.Contains(t, md, "| acm-cr | – | skipped: ")
+	assert.Contains(t, md, "## scifact:test")
+	for _, stage := range []string{"rm3", "citing", "fused"} {
+		assert.Contains(t, md, "| "+stage+" |")
+	}
+	assert.Contains(t, md, "## Summary: ndcg@10, difference from bm25")
+
+	_, _, err = cli(t, "", "eval", "--suite", "--bench", "acm-cr")
+	require.Error(t, err)
+}

@@ -109,7 +109,7 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 	}
 	eopts.Raw, eopts.Retrievers = *raw, names
 
-	b, err := (&evalCmd{env: c.env}).benchDB(ctx, "train", *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries}, dir, prog)
+	b, err := (&evalCmd{env: c.env}).benchDB(ctx, "train", *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries}, "", dir, prog)
 	if err != nil {
 		return err
 	}

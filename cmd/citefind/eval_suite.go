@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/db"
+	"github.com/citefind/citefind/engine"
+	"github.com/citefind/citefind/eval"
+	"github.com/citefind/citefind/internal/datadir"
+	"github.com/citefind/citefind/rerank"
+	"github.com/citefind/citefind/retrieve/sparse"
+)
+
+// suiteRun is what eval --suite was asked.
+type suiteRun struct {
+	root, data, embedder string
+	retrievers           []string
+	rerank               string
+	eopts                engine.Options
+	sparse               sparse.Options
+	depth                int
+	raw                  bool
+	report               string
+	llm                  llmFlags
+	model                string
+	args                 []string
+}
+
+// runSuite runs every stage on every collection of the suite, each in its
+// own database under the suite folder, and writes the report (with paired
+// comparisons against bm25) to --report, else standard output.
+func (c *evalCmd) runSuite(ctx context.Context, o suiteRun, prog io.Writer) error {
+	root := o.root
+	if root == "" {
+		root = filepath.Join(db.DefaultDir(), "bench", "suite")
+		if o.embedder != "" && o.embedder != db.EmbedderNone {
+			root += "-" + strings.NewReplacer(":", "-", "/", "-").Replace(o.embedder)
+		}
+	}
+	data := o.data
+	if data == "" {
+		data = datadir.Dir()
+	}
+	var runs []eval.SuiteRun
+	for _, col := range eval.DefaultSuite(data) {
+		if why := col.Missing(); why != "" {
+			fmt.Fprintf(c.stderr, "suite: skipped %s\n", why)
+			runs = append(runs, eval.SuiteRun{Collection: col, Skipped: why})
+			continue
+		}
+		run, err := c.suiteCollection(ctx, col, filepath.Join(root, col.Name), o, prog)
+		if err != nil {
+			return fmt.Errorf("suite: %s: %w", col.Name, err)
+		}
+		runs = append(runs, run)
+	}
+	ro := eval.SuiteReportOptions{
+		Baseline: citefind.RetrieverBM25,
+		Title:    "Evaluation suite",
+		Preamble: fmt.Sprintf("Produced by `citefind eval --suite` (version %s) on %s. Every stage of the pipeline on every collection, "+
+			"each stage compared with BM25 alone query by query: difference, 95%% bootstrap interval and two-sided paired "+
+			"randomisation-test p-value (10,000 resamples and sign flips, fixed seed). Each collection is indexed into its own "+
+			"database under %s with the default pipeline of its embedder; `fused` is that pipeline's fusion.", Version, eval.SuiteDate(), root),
+		Commands: []string{"citefind eval " + strings.Join(o.args, " ")},
+	}
+	if o.report == "" {
+		return eval.WriteSuiteReport(c.stdout, runs, ro)
+	}
+	if err := os.MkdirAll(filepath.Dir(o.report), 0o755); err != nil {
+		return err
+	}
+	if err := writeFile(o.report, func(w io.Writer) error { return eval.WriteSuiteReport(w, runs, ro) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "wrote %s\n", o.report)
+	return nil
+}
+
+// suiteCollection builds (once) and evaluates one collection.
+func (c *evalCmd) suiteCollection(ctx context.Context, col eval.SuiteCollection, dir string, o suiteRun, prog io.Writer) (eval.SuiteRun, error) {
+	run := eval.SuiteRun{Collection: col}
+	b, err := c.benchDB(ctx, "eval --suite", col.Spec, col.Options, o.embedder, &dir, prog)
+	if err != nil {
+		return run, err
+	}
+	eopts := o.eopts
+	eopts.Sparse, eopts.Raw = o.sparse, o.raw
+	o.llm.apply(&eopts)
+	eopts.RerankModel = o.model
+	eng, err := engine.Open(ctx, dir, eopts)
+	if err != nil {
+		return run, err
+	}
+	defer eng.Close()
+	names := o.retrievers
+	if len(names) == 0 {
+		// Every retriever the database can run, each a stage; the
+		// pipeline's weights fuse them.
+		names = []string{citefind.RetrieverBM25, citefind.RetrieverRM3, citefind.RetrieverCiting}
+		if eng.DenseAvailable(ctx) == nil {
+			names = append(names, citefind.RetrieverDense)
+		}
+	} else if slices.Contains(names, citefind.RetrieverDense) {
+		if err := eng.DenseAvailable(ctx); err != nil {
+			return run, err
+		}
+	}
+	rerankName := o.rerank
+	if rerankName == "" {
+		rerankName = eng.Pipeline().Rerank
+	}
+	stages := eval.PipelineStages(names, rerankName != "" && rerankName != rerank.NameNone, false)
+	b.Name = col.Name
+	fmt.Fprintf(c.stderr, "suite: %s, %d papers; stages %s\n", col.Name, eng.Count(ctx), strings.Join(stages, ", "))
+	var picks pickTally
+	run.Results, _, err = c.runSets(ctx, eng, b, stages, citefind.QueryOptions{Retrievers: names, Raw: o.raw, Rerank: rerankName}, o.depth, nil, &picks, prog)
+	run.Papers = eng.Count(ctx)
+	return run, err
+}
