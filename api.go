@@ -86,7 +86,12 @@ type SourceRank struct {
 // also holds the reranker's and the fused rank and score), else the fused
 // score (one retriever: its own score).
 type Hit struct {
-	ID      string                `json:"id"`
+	ID string `json:"id"`
+	// Key is the key the user's file gave the paper (a BibTeX citation
+	// key, a CSL-JSON id), when it differs from ID; Aliases are all of
+	// them. Either works wherever an ID does ([[cite:KEY]], the API).
+	Key     string                `json:"key,omitempty"`
+	Aliases []string              `json:"aliases,omitempty"`
 	Title   string                `json:"title"`
 	Year    int                   `json:"year,omitempty"`
 	Authors []string              `json:"authors"`

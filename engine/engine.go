@@ -740,8 +740,9 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 	if len(cands) > k {
 		cands = cands[:k]
 	}
+	keys := e.keys(ctx, cands)
 	for i, c := range cands {
-		h := citefind.Hit{ID: c.ID, Title: c.Title, Year: c.Year, Venue: c.Venue, DOI: c.DOI,
+		h := citefind.Hit{ID: c.ID, Key: keys[c.ID].Key, Aliases: keys[c.ID].Aliases, Title: c.Title, Year: c.Year, Venue: c.Venue, DOI: c.DOI,
 			Rank: i + 1, Score: c.Score, Authors: c.Authors, Sources: make(map[string]citefind.SourceRank, len(c.Sources))}
 		for name, src := range c.Sources {
 			h.Sources[name] = citefind.SourceRank{Rank: src.Rank, Score: src.Score}
@@ -765,6 +766,23 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 		res.Stages.Durations["picked"] = time.Since(start)
 	}
 	return res, nil
+}
+
+// keys returns the record keys of the candidates' papers; a failure only
+// leaves them out.
+func (e *Engine) keys(ctx context.Context, cands []rerank.Candidate) map[string]corpus.Keys {
+	if e.db.Store == nil || len(cands) == 0 {
+		return nil
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	keys, err := e.db.Store.Keys(ctx, ids)
+	if err != nil {
+		return nil
+	}
+	return keys
 }
 
 // candidates attaches the papers' metadata to fused hits.

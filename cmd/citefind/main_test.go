@@ -205,3 +205,28 @@ func TestEvalJSONLBenchmark(t *testing.T) {
 	assert.InDelta(t, 0.75, m["recall@10"].(float64), 1e-9)
 	assert.InDelta(t, 1.0, m["mrr@10"].(float64), 1e-9)
 }
+
+// TestQueryShowsUserKeys: hits carry the key the user's BibTeX gave the
+// paper, in JSON and in the text output.
+func TestQueryShowsUserKeys(t *testing.T) {
+	db := t.TempDir()
+	_, _, err := cli(t, "", "index", "--db", db, "--quiet", samplePath(t))
+	require.NoError(t, err)
+	out, _, err := cli(t, "", "query", "--db", db, "--json", "-k", "1", "reciprocal rank fusion [CITATION]")
+	require.NoError(t, err)
+	var res struct {
+		Hits []struct {
+			ID      string   `json:"id"`
+			Key     string   `json:"key"`
+			Aliases []string `json:"aliases"`
+		} `json:"hits"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	require.Len(t, res.Hits, 1)
+	assert.Equal(t, "10.1145/1571941.1572114", res.Hits[0].ID)
+	assert.Equal(t, "cormack2009rrf", res.Hits[0].Key)
+	assert.Equal(t, []string{"cormack2009rrf"}, res.Hits[0].Aliases)
+	out, _, err = cli(t, "", "query", "--db", db, "-k", "1", "reciprocal rank fusion [CITATION]")
+	require.NoError(t, err)
+	assert.Contains(t, out, "id 10.1145/1571941.1572114   key cormack2009rrf")
+}

@@ -166,7 +166,11 @@ func printResult(w io.Writer, res *citefind.Result) {
 		if len(meta) > 0 {
 			fmt.Fprintf(w, "     %s\n", strings.Join(meta, " · "))
 		}
-		fmt.Fprintf(w, "     id %s   score %.3f\n", h.ID, h.Score)
+		if h.Key != "" {
+			fmt.Fprintf(w, "     id %s   key %s   score %.3f\n", h.ID, h.Key, h.Score)
+		} else {
+			fmt.Fprintf(w, "     id %s   score %.3f\n", h.ID, h.Score)
+		}
 	}
 }
 
