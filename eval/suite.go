@@ -260,3 +260,78 @@ func (e *errWriter) printf(format string, args ...any) {
 
 // SuiteDate is the date stamp reports use (UTC).
 func SuiteDate() string { return time.Now().UTC().Format("2006-01-02") }
+
+// SuiteSweep is a weight sweep over the suite's topic sets.
+type SuiteSweep struct {
+	Method string               // fusion method
+	Names  []string             // retrievers, the first fixed at 1
+	Grid   []map[string]float64 // weight vectors
+	// Sweeps[set][i] is the fused result of Grid[i] on set, Baseline[set]
+	// the first retriever alone; sets are "collection:set" keys.
+	Sweeps   map[string][]*Result
+	Baseline map[string]*Result
+	Choice   Choice
+	HeldOut  []HeldOut
+}
+
+// WriteSuiteSweep writes a sweep's outcome: the chosen weights, the top
+// vectors by mean gain with their gain on every set, and the choice made
+// on the other collections scored on each held-out one.
+func WriteSuiteSweep(w io.Writer, s SuiteSweep, top int) error {
+	p := &errWriter{w: w}
+	sets := setNames(s.Sweeps)
+	base := s.Names[0]
+	p.printf("\n## Weight sweep: %s fusion of %s (%d vectors, %s fixed at 1)\n\n", s.Method, strings.Join(s.Names, ", "), len(s.Grid), base)
+	p.printf("Chosen on every topic set: **%s** — %s.\n\n", FormatWeights(s.Names, s.Choice.Weights), s.Choice.Reason)
+	type row struct {
+		i           int
+		mean, worst float64
+	}
+	var rows []row
+	for i := range s.Grid {
+		r := row{i: i}
+		for j, set := range sets {
+			d := s.Sweeps[set][i].Metrics[NDCG10] - s.Baseline[set].Metrics[NDCG10]
+			if j == 0 || d < r.worst {
+				r.worst = d
+			}
+			r.mean += d
+		}
+		r.mean /= float64(len(sets))
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows, func(a, b int) bool { return rows[a].mean > rows[b].mean })
+	p.printf("Top %d of %d vectors by mean nDCG@10 gain over %s (Δ nDCG@10 / Δ recall@10 per topic set):\n\n| weights |", min(top, len(rows)), len(rows), base)
+	for _, set := range sets {
+		p.printf(" %s |", set)
+	}
+	p.printf(" worst Δ nDCG@10 | mean |\n|---|")
+	for range sets {
+		p.printf("---|")
+	}
+	p.printf("--:|--:|\n")
+	for _, r := range rows[:min(top, len(rows))] {
+		p.printf("| %s |", FormatWeights(s.Names, s.Grid[r.i]))
+		for _, set := range sets {
+			m, b := s.Sweeps[set][r.i].Metrics, s.Baseline[set].Metrics
+			p.printf(" %+.4f / %+.4f |", m[NDCG10]-b[NDCG10], m[Recall10]-b[Recall10])
+		}
+		p.printf(" %+.4f | %+.4f |\n", r.worst, r.mean)
+	}
+	if len(s.HeldOut) > 0 {
+		p.printf("\nLeave one collection out: weights chosen on the other collections, scored on the held-out one (Δ from %s alone):\n\n| held out | chosen on the others | topic set | Δ recall@10 | Δ nDCG@10 | Δ recall@100 |\n|---|---|---|--:|--:|--:|\n", base)
+		for _, h := range s.HeldOut {
+			var hs []string
+			for set := range h.Metrics {
+				hs = append(hs, set)
+			}
+			sort.Strings(hs)
+			for _, set := range hs {
+				m, b := h.Metrics[set], h.Baseline[set]
+				p.printf("| %s | %s | %s | %+.4f | %+.4f | %+.4f |\n", h.Collection, FormatWeights(s.Names, h.Weights), set,
+					m[Recall10]-b[Recall10], m[NDCG10]-b[NDCG10], m[Recall100]-b[Recall100])
+			}
+		}
+	}
+	return p.err
+}

@@ -139,7 +139,7 @@ const SweepTolerance = 0.005
 // in recall@10 + recall@100 + nDCG@10 over the sets. Ties keep the
 // earlier vector of grid.
 func ChooseWeights(grid []map[string]float64, sweeps map[string][]*Result, baseline map[string]*Result, base string) Choice {
-	return choose(grid, base, setNames(sweeps),
+	return choose(grid, base, setNames(sweeps), true,
 		func(set string, i int) Metrics { return sweeps[set][i].Metrics },
 		func(set string) Metrics { return baseline[set].Metrics })
 }
@@ -153,7 +153,80 @@ func setNames(sweeps map[string][]*Result) []string {
 	return sets
 }
 
-func choose(grid []map[string]float64, base string, sets []string, at func(set string, i int) Metrics, baseline func(set string) Metrics) Choice {
+// ChooseWeightsAcross is ChooseWeights for topic sets of several
+// collections (the suite): the vector at most SweepTolerance below the
+// baseline on recall@10 and nDCG@10 in every set with the largest mean
+// gain in recall@10 + recall@100 + nDCG@10; recall@100 need not rise
+// everywhere.
+func ChooseWeightsAcross(grid []map[string]float64, sweeps map[string][]*Result, baseline map[string]*Result, base string) Choice {
+	return choose(grid, base, setNames(sweeps), false,
+		func(set string, i int) Metrics { return sweeps[set][i].Metrics },
+		func(set string) Metrics { return baseline[set].Metrics })
+}
+
+// HeldOut is one collection's outcome in LeaveOneCollectionOut.
+type HeldOut struct {
+	Collection string
+	// Weights were chosen (ChooseWeightsAcross) on the other collections.
+	Weights map[string]float64
+	OK      bool
+	// Metrics and Baseline are the held-out sets' metrics with Weights
+	// and with the baseline retriever, by set.
+	Metrics, Baseline map[string]Metrics
+}
+
+// LeaveOneCollectionOut estimates how a choice made on some collections
+// holds on another: for each collection (collectionOf maps a set key of
+// sweeps to it), weights are chosen on the other collections' sets and
+// scored on its own.
+func LeaveOneCollectionOut(grid []map[string]float64, sweeps map[string][]*Result, baseline map[string]*Result, base string, collectionOf func(set string) string) []HeldOut {
+	sets := setNames(sweeps)
+	var cols []string
+	seen := map[string]bool{}
+	for _, s := range sets {
+		if c := collectionOf(s); !seen[c] {
+			seen[c] = true
+			cols = append(cols, c)
+		}
+	}
+	var out []HeldOut
+	for _, c := range cols {
+		var train []string
+		for _, s := range sets {
+			if collectionOf(s) != c {
+				train = append(train, s)
+			}
+		}
+		if len(train) == 0 {
+			continue
+		}
+		ch := choose(grid, base, train, false,
+			func(set string, i int) Metrics { return sweeps[set][i].Metrics },
+			func(set string) Metrics { return baseline[set].Metrics })
+		h := HeldOut{Collection: c, Weights: ch.Weights, OK: ch.OK, Metrics: map[string]Metrics{}, Baseline: map[string]Metrics{}}
+		idx := -1
+		for i, w := range grid {
+			if sameWeights(w, ch.Weights) {
+				idx = i
+				break
+			}
+		}
+		for _, s := range sets {
+			if collectionOf(s) != c {
+				continue
+			}
+			h.Baseline[s] = baseline[s].Metrics
+			h.Metrics[s] = baseline[s].Metrics
+			if idx >= 0 {
+				h.Metrics[s] = sweeps[s][idx].Metrics
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+func choose(grid []map[string]float64, base string, sets []string, needRecall100 bool, at func(set string, i int) Metrics, baseline func(set string) Metrics) Choice {
 	best := -1
 	var bestGain float64
 	deltas := make([]map[string]Metrics, len(grid))
@@ -169,7 +242,7 @@ func choose(grid []map[string]float64, base string, sets []string, at func(set s
 				gain += d[k]
 			}
 			deltas[i][set] = d
-			if d[Recall10] < -SweepTolerance || d[NDCG10] < -SweepTolerance || d[Recall100] <= 0 {
+			if d[Recall10] < -SweepTolerance || d[NDCG10] < -SweepTolerance || needRecall100 && d[Recall100] <= 0 {
 				ok = false
 			}
 		}
@@ -183,7 +256,14 @@ func choose(grid []map[string]float64, base string, sets []string, at func(set s
 			w[n] = 0
 		}
 		w[base] = 1
+		if !needRecall100 {
+			return Choice{Weights: w, Reason: fmt.Sprintf("no weights kept recall@10 and nDCG@10 within %.3f of %s alone on every topic set", SweepTolerance, base)}
+		}
 		return Choice{Weights: w, Reason: fmt.Sprintf("no weights kept recall@10 and nDCG@10 within %.3f of %s alone and raised recall@100 on every topic set", SweepTolerance, base)}
+	}
+	if !needRecall100 {
+		return Choice{Weights: grid[best], OK: true, Delta: deltas[best],
+			Reason: fmt.Sprintf("largest mean gain in recall@10 + recall@100 + nDCG@10 over %s alone among the weights within %.3f of it on recall@10 and nDCG@10 on every topic set", base, SweepTolerance)}
 	}
 	return Choice{Weights: grid[best], OK: true, Delta: deltas[best],
 		Reason: fmt.Sprintf("largest mean gain in recall@10 + recall@100 + nDCG@10 over %s alone among the weights within %.3f of it on recall@10 and nDCG@10 that raise recall@100 on every topic set", base, SweepTolerance)}
@@ -261,7 +341,7 @@ func CrossValidateChoice(grid []map[string]float64, sweeps map[string][]*Result,
 	held := map[string][]Metrics{}
 	for f := range folds {
 		train := func(g int) bool { return g != f }
-		ch := choose(grid, base, names,
+		ch := choose(grid, base, names, true,
 			func(set string, i int) Metrics { return mean(sweeps[set][i].PerQuery, set, train) },
 			func(set string) Metrics { return mean(baseline[set].PerQuery, set, train) })
 		cv.Chosen = append(cv.Chosen, ch.Weights)

@@ -190,8 +190,8 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 		if *bench != "" || *corpusPath != "" || *queries != "" {
 			return usageErr("eval: --suite runs its own collections; drop --bench, --corpus and --queries")
 		}
-		if sf.sweep || *pick || lf.folds > 0 {
-			return usageErr("eval: --suite does not take --sweep-weights, --pick or --folds")
+		if sf.save || *pick || lf.folds > 0 {
+			return usageErr("eval: --suite does not take --save-weights, --pick or --folds (it chooses weights across collections with --sweep-weights)")
 		}
 	} else if *bench == "" {
 		return usageErr("eval: --bench is required (%s)", eval.BenchNames)
@@ -224,7 +224,8 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 
 	if *suite {
 		return c.runSuite(ctx, suiteRun{root: *dbDir, data: *data, embedder: *embedder, retrievers: stageNames, rerank: *rerankFlag,
-			eopts: eopts, sparse: sopts, depth: *depth, raw: *raw, report: *report, llm: mf, model: lf.model, args: args}, prog)
+			eopts: eopts, sparse: sopts, depth: *depth, raw: *raw, report: *report, llm: mf, model: lf.model, args: args,
+			sweep: sf.sweep, sweepValues: sweepValues}, prog)
 	}
 	b, err := c.benchDB(ctx, "eval", *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries, Sample: *sample}, *embedder, dbDir, prog)
 	if err != nil {

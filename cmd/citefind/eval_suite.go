@@ -13,6 +13,7 @@ import (
 	"github.com/citefind/citefind/db"
 	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/eval"
+	"github.com/citefind/citefind/fuse"
 	"github.com/citefind/citefind/internal/datadir"
 	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/retrieve/sparse"
@@ -31,6 +32,8 @@ type suiteRun struct {
 	llm                  llmFlags
 	model                string
 	args                 []string
+	sweep                bool
+	sweepValues          []float64
 }
 
 // runSuite runs every stage on every collection of the suite, each in its
@@ -49,13 +52,14 @@ func (c *evalCmd) runSuite(ctx context.Context, o suiteRun, prog io.Writer) erro
 		data = datadir.Dir()
 	}
 	var runs []eval.SuiteRun
+	var sw *suiteSweeper
 	for _, col := range eval.DefaultSuite(data) {
 		if why := col.Missing(); why != "" {
 			fmt.Fprintf(c.stderr, "suite: skipped %s\n", why)
 			runs = append(runs, eval.SuiteRun{Collection: col, Skipped: why})
 			continue
 		}
-		run, err := c.suiteCollection(ctx, col, filepath.Join(root, col.Name), o, prog)
+		run, err := c.suiteCollection(ctx, col, filepath.Join(root, col.Name), o, &sw, prog)
 		if err != nil {
 			return fmt.Errorf("suite: %s: %w", col.Name, err)
 		}
@@ -70,13 +74,22 @@ func (c *evalCmd) runSuite(ctx context.Context, o suiteRun, prog io.Writer) erro
 			"database under %s with the default pipeline of its embedder; `fused` is that pipeline's fusion.", Version, eval.SuiteDate(), root),
 		Commands: []string{"citefind eval " + strings.Join(o.args, " ")},
 	}
+	write := func(w io.Writer) error {
+		if err := eval.WriteSuiteReport(w, runs, ro); err != nil {
+			return err
+		}
+		if sw == nil {
+			return nil
+		}
+		return eval.WriteSuiteSweep(w, sw.result(), 15)
+	}
 	if o.report == "" {
-		return eval.WriteSuiteReport(c.stdout, runs, ro)
+		return write(c.stdout)
 	}
 	if err := os.MkdirAll(filepath.Dir(o.report), 0o755); err != nil {
 		return err
 	}
-	if err := writeFile(o.report, func(w io.Writer) error { return eval.WriteSuiteReport(w, runs, ro) }); err != nil {
+	if err := writeFile(o.report, write); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "wrote %s\n", o.report)
@@ -84,7 +97,7 @@ func (c *evalCmd) runSuite(ctx context.Context, o suiteRun, prog io.Writer) erro
 }
 
 // suiteCollection builds (once) and evaluates one collection.
-func (c *evalCmd) suiteCollection(ctx context.Context, col eval.SuiteCollection, dir string, o suiteRun, prog io.Writer) (eval.SuiteRun, error) {
+func (c *evalCmd) suiteCollection(ctx context.Context, col eval.SuiteCollection, dir string, o suiteRun, sw **suiteSweeper, prog io.Writer) (eval.SuiteRun, error) {
 	run := eval.SuiteRun{Collection: col}
 	b, err := c.benchDB(ctx, "eval --suite", col.Spec, col.Options, o.embedder, &dir, prog)
 	if err != nil {
@@ -120,7 +133,58 @@ func (c *evalCmd) suiteCollection(ctx context.Context, col eval.SuiteCollection,
 	b.Name = col.Name
 	fmt.Fprintf(c.stderr, "suite: %s, %d papers; stages %s\n", col.Name, eng.Count(ctx), strings.Join(stages, ", "))
 	var picks pickTally
-	run.Results, _, err = c.runSets(ctx, eng, b, stages, citefind.QueryOptions{Retrievers: names, Raw: o.raw, Rerank: rerankName}, o.depth, nil, &picks, prog)
+	var optsBySet map[string]eval.Options
+	run.Results, optsBySet, err = c.runSets(ctx, eng, b, stages, citefind.QueryOptions{Retrievers: names, Raw: o.raw, Rerank: rerankName}, o.depth, nil, &picks, prog)
 	run.Papers = eng.Count(ctx)
-	return run, err
+	if err != nil || !o.sweep {
+		return run, err
+	}
+	if *sw == nil {
+		grid, err := sweepGrid(names, o.sweepValues)
+		if err != nil {
+			return run, err
+		}
+		*sw = &suiteSweeper{names: names, grid: grid, method: eng.Pipeline().Method,
+			sweeps: map[string][]*eval.Result{}, baseline: map[string]*eval.Result{}, collection: map[string]string{}}
+	} else if !slices.Equal((*sw).names, names) {
+		return run, fmt.Errorf("--sweep-weights: the collections run different retrievers (%s, %s); give --retrievers", strings.Join((*sw).names, ","), strings.Join(names, ","))
+	}
+	return run, (*sw).add(ctx, col.Name, b.Sets, run.Results, optsBySet)
+}
+
+// suiteSweeper fuses the suite's stored per-retriever rankings with every
+// weight vector, collection by collection.
+type suiteSweeper struct {
+	names      []string
+	grid       []map[string]float64
+	method     fuse.Method
+	sweeps     map[string][]*eval.Result
+	baseline   map[string]*eval.Result
+	collection map[string]string // set key → collection
+}
+
+func (s *suiteSweeper) add(ctx context.Context, col string, sets []eval.TopicSet, results []*eval.Result, optsBySet map[string]eval.Options) error {
+	for _, set := range sets {
+		lists := map[string]*eval.Result{}
+		for _, r := range results {
+			if r.Set == set.Name && slices.Contains(s.names, r.Stage) {
+				lists[r.Stage] = r
+			}
+		}
+		o := optsBySet[set.Name]
+		rs, err := eval.Sweep(ctx, set, lists, s.grid, fuse.Options{Method: s.method, Depth: max(o.K, fuse.DefaultDepth), NormDepth: fuse.DefaultDepth}, o)
+		if err != nil {
+			return err
+		}
+		key := col + ":" + set.Name
+		s.sweeps[key], s.baseline[key], s.collection[key] = rs, lists[s.names[0]], col
+	}
+	return nil
+}
+
+func (s *suiteSweeper) result() eval.SuiteSweep {
+	ss := eval.SuiteSweep{Method: string(s.method), Names: s.names, Grid: s.grid, Sweeps: s.sweeps, Baseline: s.baseline}
+	ss.Choice = eval.ChooseWeightsAcross(s.grid, s.sweeps, s.baseline, s.names[0])
+	ss.HeldOut = eval.LeaveOneCollectionOut(s.grid, s.sweeps, s.baseline, s.names[0], func(set string) string { return s.collection[set] })
+	return ss
 }

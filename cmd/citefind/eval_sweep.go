@@ -109,7 +109,7 @@ func (c *evalCmd) runSweep(ctx context.Context, f *sweepFlags, dir string, names
 		}
 		baseline[set.Name] = lists[names[0]]
 		o := optsBySet[set.Name]
-		rs, err := eval.Sweep(ctx, set, lists, grid, fuse.Options{Method: method, Depth: max(o.K, fuse.DefaultDepth)}, o)
+		rs, err := eval.Sweep(ctx, set, lists, grid, fuse.Options{Method: method, Depth: max(o.K, fuse.DefaultDepth), NormDepth: fuse.DefaultDepth}, o)
 		if err != nil {
 			return err
 		}
