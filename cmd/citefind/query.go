@@ -18,7 +18,7 @@ func (c *queryCmd) Synopsis() string {
 	return "find candidate papers for a masked-citation excerpt or a question"
 }
 
-const queryUsage = `Usage: citefind query [--db DIR] [-k N] [--json] [--retrievers bm25[,rm3][,dense]] [--fusion rrf|max|minmax]
+const queryUsage = `Usage: citefind query [--db DIR] [-k N] [--json] [--retrievers bm25[,rm3][,citing][,dense]] [--fusion rrf|max|minmax]
                       [--weights bm25=1,dense=0.1] [--strict] [--rerank none|learned|llm] [--pick]
                       [--llm MODEL] [--rerank-model FILE] TEXT | -
 
@@ -28,8 +28,9 @@ Citation markers ([12], [3-5], [CITATION], (Smith et al., 2020)) are removed
 before searching.
 
 Retrievers: bm25 (the cleaned text), rm3 (BM25 over the text expanded with
-terms of its top 10 BM25 hits) and dense (the embedding index built by index
---embedder). With several, their lists are fused (--fusion, --weights); each
+terms of its top 10 BM25 hits), citing (BM25 of each sentence of TEXT that
+holds a citation marker, for paragraph-long contexts) and dense (the
+embedding index built by index --embedder). With several, their lists are fused (--fusion, --weights); each
 hit's "sources" give every retriever's rank and score and "score" is the
 fused score. Without --retrievers, --fusion or --weights, the database's
 defaults apply (written by index, shown by citefind status): bm25, rm3 0.2
@@ -54,9 +55,9 @@ Examples:
 func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "query", queryUsage)
 	db := dbFlag(fs)
-	k := fs.Int("k", 10, "number of candidates to return")
+	k := fs.Int("k", 10, "number of candidates to return (no upper limit here; the HTTP API allows 1-100, MCP 1-50: a page of results, and a model's context)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	retrievers := fs.String("retrievers", "", "comma-separated retrievers to use: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's, see `citefind status`)")
+	retrievers := fs.String("retrievers", "", "comma-separated `LIST` of retrievers to use: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's, see citefind status)")
 	var ff fusionFlags
 	ff.register(fs)
 	rerank := fs.String("rerank", "none", "reranker of the top 100 fused candidates: none, learned (offline model), llm (Ollama chat)")
