@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -157,7 +158,9 @@ const (
 func (s *Server) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody {
-			s.bodyDeadline(w, r)
+			if body := s.bodyDeadline(w, r); body != nil {
+				w = &closeUnread{ResponseWriter: w, body: body}
+			}
 		}
 		if !s.access.hostAllowed(r) {
 			writeError(w, &FieldError{Status: http.StatusForbidden, Field: "host", Msg: fmt.Sprintf(
@@ -228,14 +231,17 @@ func (e *BodyTimeoutError) Unwrap() error { return os.ErrDeadlineExceeded }
 // bodyDeadline gives r's body Options.BodyTimeout to arrive: a read
 // deadline on the connection, lifted once the body has been read to its
 // end. A body still unread when the handler returns keeps the deadline,
-// so that the server's discarding of the rest ends with it too.
-func (s *Server) bodyDeadline(w http.ResponseWriter, r *http.Request) {
+// so that the server's discarding of the rest ends with it too. It
+// returns the body it set, nil when the connection takes no deadline.
+func (s *Server) bodyDeadline(w http.ResponseWriter, r *http.Request) *deadlineBody {
 	rc := http.NewResponseController(w)
 	if err := rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)); err != nil {
-		return // not a network connection (a test recorder)
+		return nil // not a network connection (a test recorder)
 	}
-	r.Body = &deadlineBody{ReadCloser: r.Body, timeout: s.opts.BodyTimeout,
+	b := &deadlineBody{ReadCloser: r.Body, timeout: s.opts.BodyTimeout,
 		lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+	r.Body = b
+	return b
 }
 
 type deadlineBody struct {
@@ -243,15 +249,54 @@ type deadlineBody struct {
 	timeout time.Duration
 	once    sync.Once
 	lift    func()
+	ended   atomic.Bool // read to its end
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	switch {
 	case errors.Is(err, io.EOF):
+		b.ended.Store(true)
 		b.once.Do(b.lift)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = &BodyTimeoutError{Timeout: b.timeout}
 	}
 	return n, err
 }
+
+// closeUnread closes the connection after an answer given before the
+// request's body was read to its end (a refusal, a malformed body):
+// otherwise the server reads the rest of the body before it sends the
+// answer, which a slow client stretches to the body deadline.
+type closeUnread struct {
+	http.ResponseWriter
+	body *deadlineBody
+	once sync.Once
+}
+
+func (w *closeUnread) check() {
+	w.once.Do(func() {
+		if !w.body.ended.Load() {
+			w.Header().Set("Connection", "close")
+		}
+	})
+}
+
+func (w *closeUnread) WriteHeader(code int) {
+	w.check()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *closeUnread) Write(b []byte) (int, error) {
+	w.check()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *closeUnread) Flush() {
+	w.check()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *closeUnread) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -189,10 +189,23 @@ func TestBodyTimeout(t *testing.T) {
 		})
 	}
 
+	// An answer given before the body has all arrived (here: it is not
+	// JSON) goes out at once, and the connection is closed: the server
+	// does not wait for the rest of the body first.
+	patient := newTestServer(t, eng, server.Options{BodyTimeout: time.Hour})
+	paddr := strings.TrimPrefix(patient.URL, "http://")
+	conn := rawRequest(t, paddr, fmt.Sprintf("POST /v1/search HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\nxyz", paddr))
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second))) // a safety net; the body deadline is an hour
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.True(t, resp.Close, "Connection: close")
+
 	// A body that arrives in time lifts the deadline: the next request on
 	// the same connection, sent after BodyTimeout, is answered.
 	body := `{"query": "rank fusion", "k": 1}`
-	conn := rawRequest(t, addr, "")
+	conn = rawRequest(t, addr, "")
 	br := bufio.NewReader(conn)
 	for range 2 {
 		_, err := fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body)

@@ -219,6 +219,7 @@ func (b *bench) citeAttacks(report func(result)) {
 		draft string
 	}{
 		{"/v1/cite, 10,000 placeholders on one line", placeholders(10000, " ")},
+		{"/v1/cite, 10,000 placeholders over 10,000 lines", placeholders(10000, "\n")},
 		{"/v1/cite, 40,000 placeholders on one line (960 KB)", placeholders(40000, " ")},
 		{"/v1/cite, 40,000 placeholders over 40,000 lines", placeholders(40000, "\n")},
 	} {
@@ -415,7 +416,7 @@ func (b *bench) slow(head string, body bool, limit time.Duration) (string, time.
 		if _, err := io.WriteString(conn, head); err != nil {
 			return "error: " + err.Error(), 0
 		}
-		drip = bytes.Repeat([]byte("x"), 100)
+		drip = []byte(`{"query": "` + strings.Repeat("a", 87) + `"}`) // 100 bytes of JSON
 	} else {
 		drip = []byte(head)
 	}
