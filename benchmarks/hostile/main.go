@@ -214,6 +214,9 @@ func placeholders(n int, sep string) string {
 
 // item 1: the cite work.
 func (b *bench) citeAttacks(report func(result)) {
+	// One small draft first: a fresh server's first citation opens the
+	// store's connections.
+	b.do("POST", "/v1/cite", citeBody(placeholders(2, " ")), jsonCT)
 	for _, c := range []struct {
 		name  string
 		draft string
