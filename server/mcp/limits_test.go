@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/citefind/citefind/cite"
 	"github.com/citefind/citefind/server"
 	"github.com/citefind/citefind/server/internal/sampledb"
 	"github.com/citefind/citefind/server/mcp"
@@ -106,10 +107,26 @@ func TestToolsShareTheAdmissionLimit(t *testing.T) {
 	assert.False(t, res.IsError)
 	assert.Zero(t, limiter.InUse(), "the call released its slot")
 
-	// resolve_citations applies the draft limits.
-	res, text := call(t, cs, "resolve_citations", map[string]any{"draft": strings.Repeat("[[cite:"+rrfID+"]] ", server.DefaultMaxCitations+1)})
+}
+
+// TestToolLimits: resolve_citations and add_citation apply the draft
+// limits of Options.CiteLimits.
+func TestToolLimits(t *testing.T) {
+	eng := sampledb.Open(t)
+	tools := mcp.New(eng, mcp.Options{CiteLimits: cite.Limits{MaxCitations: 3, MaxQuoteChars: 20}})
+	cs := overStdio(t, eng, tools)(t)
+	res, text := call(t, cs, "resolve_citations", map[string]any{"draft": strings.Repeat("[[cite:"+rrfID+"]] ", 3)})
+	assert.False(t, res.IsError, text)
+	res, text = call(t, cs, "resolve_citations", map[string]any{"draft": strings.Repeat("[[cite:"+rrfID+"]] ", 4)})
 	assert.True(t, res.IsError)
-	assert.Contains(t, text, "more than 10000 cited IDs")
+	assert.Contains(t, text, "more than 3 cited IDs in one document, the limit of one request (passed at line 1, column 107)")
+	res, text = call(t, cs, "add_citation", map[string]any{"id": rrfID, "reason": "x", "quote": strings.Repeat("a", 21)})
+	assert.True(t, res.IsError)
+	assert.Contains(t, text, "add_citation: quote: more than 20 characters, the limit")
+
+	// The defaults.
+	defaults := mcp.New(eng, mcp.Options{})
+	cs = overStdio(t, eng, defaults)(t)
 	res, text = call(t, cs, "add_citation", map[string]any{"id": rrfID, "reason": "x", "quote": strings.Repeat("a", server.DefaultMaxQuoteChars+1)})
 	assert.True(t, res.IsError)
 	assert.Contains(t, text, "more than 500 characters")
