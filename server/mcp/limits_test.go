@@ -41,7 +41,7 @@ func postInitialize(t *testing.T, url string) (int, string, string) {
 // time out.
 func TestSessionCap(t *testing.T) {
 	eng := sampledb.Open(t)
-	tools := mcp.New(eng, mcp.Options{MaxSessions: 3, SessionTimeout: 300 * time.Millisecond})
+	tools := mcp.New(eng, mcp.Options{MaxSessions: 3, SessionTimeout: 5 * time.Second})
 	ts := httptest.NewServer(server.New(eng, server.Options{MCP: tools.Handler()}).Handler())
 	t.Cleanup(ts.Close)
 	url := ts.URL + "/mcp"
@@ -103,7 +103,10 @@ func TestToolsShareTheAdmissionLimit(t *testing.T) {
 		assert.Contains(t, text, c.tool+": the server is busy")
 	}
 	release()
-	res, _ := call(t, cs, "search_citations", map[string]any{"text": "rank fusion"})
+	// Tools of the same limiter with the default deadline: the free slot
+	// serves them.
+	patient := overStdio(t, eng, mcp.New(eng, mcp.Options{Limiter: limiter}))(t)
+	res, _ := call(t, patient, "search_citations", map[string]any{"text": "rank fusion"})
 	assert.False(t, res.IsError)
 	assert.Zero(t, limiter.InUse(), "the call released its slot")
 
