@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-compare bench-serve screenshots sweep lint fmt clean
+.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-compare bench-serve bench-hostile screenshots sweep lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
@@ -119,6 +119,15 @@ BENCH_DB ?= $(EVAL_DB)
 BENCH_WARMUP ?= 60s
 bench-serve: build
 	CLIENTS=32 DURATION=30s WARMUP=$(BENCH_WARMUP) bash benchmarks/serve-bench.sh $(BENCH_DB) $(ACMCR)
+
+# The attacks of issue 13 (hostile clients: huge drafts, other sites' pages,
+# DNS rebinding, slow bodies, MCP session floods, MCP over stdio) against
+# `citefind serve` on loopback over the sample corpus, a fresh server for
+# each: what each got, the time and the server's RSS (docs/robustness.md).
+# HOSTILE_BIN names another binary (e.g. an older build, for comparison).
+HOSTILE_BIN ?= $(BIN)
+bench-hostile: build
+	bash benchmarks/hostile-bench.sh $(HOSTILE_BIN)
 
 # Screenshots of the web page (docs/img/serve-*.png), taken by the browser
 # test against BENCH_DB (E2E_DENSE=1: hybrid search, for a database with a

@@ -31,6 +31,9 @@ type Options struct {
 	Candidates map[string]bool
 	// QuoteThreshold overrides DefaultQuoteThreshold when > 0.
 	QuoteThreshold float64
+	// Limits bound what the document may ask (a *LimitError when it asks
+	// more); the zero value has no limits.
+	Limits Limits
 }
 
 // Warning is something the writer should look at; resolution went on.
@@ -88,12 +91,12 @@ type edit struct {
 // invisible anchor and a number→ID map in the bibliography block, so
 // resolving the output again changes nothing, and resolving after editing
 // renumbers the whole document. A document without citations is returned
-// unchanged.
+// unchanged. Resolve stops with ctx's error when ctx ends.
 func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result, error) {
 	if opts.Style == "" {
 		opts.Style = APA
 	}
-	d, err := Parse(doc)
+	d, err := ParseContext(ctx, doc, opts.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +158,11 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 		threshold = DefaultQuoteThreshold
 	}
 	warned := map[string]bool{}
-	for _, c := range d.Citations {
+	sims := map[string]float64{} // quote similarity by paper and quote
+	for i, c := range d.Citations {
+		if err := checkCtx(ctx, i); err != nil {
+			return nil, err
+		}
 		if !usable(c) {
 			continue
 		}
@@ -166,7 +173,16 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 				add(papers[it.Secondary])
 			}
 			if it.Quote != "" {
-				if sim := QuoteSimilarity(it.Quote, p); sim < threshold {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				key := p.ID + "\x00" + it.Quote // numbered citations repeat their map line's quote
+				sim, ok := sims[key]
+				if !ok {
+					sim = QuoteSimilarity(it.Quote, p)
+					sims[key] = sim
+				}
+				if sim < threshold {
 					res.Warnings = append(res.Warnings, Warning{Line: it.Line, Col: it.Col, ID: p.ID, Kind: "quote",
 						Msg: fmt.Sprintf("quote %q does not match the paper's title or abstract (similarity %.2f < %.2f)", it.Quote, sim, threshold)})
 				}
@@ -208,7 +224,10 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	}
 	md := opts.Format == Markdown
 	var edits []edit
-	for _, c := range d.Citations {
+	for i, c := range d.Citations {
+		if err := checkCtx(ctx, i); err != nil {
+			return nil, err
+		}
 		if !usable(c) {
 			text := c.Raw
 			if c.Kind != KindPlaceholder {
@@ -256,6 +275,14 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	}
 	res.Text = text
 	return res, nil
+}
+
+// checkCtx returns ctx's error at every 256th citation i.
+func checkCtx(ctx context.Context, i int) error {
+	if i%256 == 0 {
+		return ctx.Err()
+	}
+	return nil
 }
 
 func typoSec(p *corpus.Paper) *corpus.Paper {

@@ -73,13 +73,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	release, err := s.admit(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	defer release()
-	res, err := Search(r.Context(), s.eng, req, s.opts.MaxK)
+	res, err := admitted(s, r, func() (*citefind.Result, error) { return Search(r.Context(), s.eng, req, s.opts.MaxK) })
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -87,13 +81,28 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// fail writes err: a *FieldError as it is, a passed deadline as a 503,
-// anything else as a 500.
+// admitted runs work in an admission slot and releases it before the
+// answer is written, so that a client slow to read holds none.
+func admitted[T any](s *Server, r *http.Request, work func() (T, error)) (T, error) {
+	release, err := s.admit(r.Context())
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer release()
+	return work()
+}
+
+// fail writes err: a *FieldError as it is, a passed deadline as a 503
+// (a body that took too long to arrive as a 408), anything else as a 500.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var fe *FieldError
+	var bte *BodyTimeoutError
 	switch {
 	case errors.As(err, &fe):
 		writeError(w, err)
+	case errors.As(err, &bte):
+		writeError(w, &FieldError{Status: http.StatusRequestTimeout, Field: "body", Msg: bte.Error()})
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(r.Context().Err(), context.DeadlineExceeded):
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: fmt.Sprintf("the request took longer than its deadline of %s", s.opts.RequestTimeout)})
 	case r.Context().Err() != nil:
@@ -152,11 +161,12 @@ type CiteResponse struct {
 }
 
 // Cite validates req and resolves its draft against the papers of lk
-// (the engine's store), as `citefind cite` does. candidates, when not
-// nil, are the IDs earlier searches returned: cited papers outside them
-// are warned about. Bad requests, including unknown IDs and malformed
-// placeholders, are *FieldError naming "draft", "style" or "format".
-func Cite(ctx context.Context, lk cite.Lookup, req CiteRequest, candidates map[string]bool) (*CiteResponse, error) {
+// (the engine's store), as `citefind cite` does, within limits (see
+// CiteLimits; a draft over one is a 413). candidates, when not nil, are
+// the IDs earlier searches returned: cited papers outside them are warned
+// about. Bad requests, including unknown IDs and malformed placeholders,
+// are *FieldError naming "draft", "style" or "format".
+func Cite(ctx context.Context, lk cite.Lookup, req CiteRequest, candidates map[string]bool, limits cite.Limits) (*CiteResponse, error) {
 	if strings.TrimSpace(req.Draft) == "" {
 		return nil, badField("draft", "draft is required: text with [[cite:ID]] placeholders")
 	}
@@ -176,12 +186,18 @@ func Cite(ctx context.Context, lk cite.Lookup, req CiteRequest, candidates map[s
 	if err != nil {
 		return nil, badField("format", "%v", err)
 	}
-	res, err := cite.Resolve(ctx, req.Draft, lk, cite.Options{Style: st, Format: format, Lenient: req.Lenient, Candidates: candidates})
+	res, err := cite.Resolve(ctx, req.Draft, lk, cite.Options{Style: st, Format: format, Lenient: req.Lenient, Candidates: candidates,
+		Limits: CiteLimits(limits)})
 	if err != nil {
 		var ue *cite.UnknownIDError
 		var el cite.ErrorList
 		var se *cite.SyntaxError
+		var le *cite.LimitError
 		switch {
+		case errors.As(err, &le):
+			return nil, &FieldError{Status: http.StatusRequestEntityTooLarge, Field: "draft",
+				Msg:     fmt.Sprintf("the draft has more than %d %s, the limit of one request (passed at line %d, column %d); split it, or resolve it with citefind cite", le.Limit, le.What, le.Line, le.Col),
+				Details: map[string]any{"limit": le.Limit, "what": le.What, "line": le.Line, "col": le.Col}}
 		case errors.As(err, &se), errors.Is(err, cite.ErrSyntax):
 			return nil, badField("draft", "%v", err)
 		case errors.As(err, &ue):
@@ -228,13 +244,7 @@ func (s *Server) handleCite(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	release, err := s.admit(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	defer release()
-	res, err := Cite(r.Context(), s.eng.Store(), req, nil)
+	res, err := admitted(s, r, func() (*CiteResponse, error) { return Cite(r.Context(), s.eng.Store(), req, nil, s.opts.CiteLimits) })
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -292,13 +302,7 @@ func GetPaper(ctx context.Context, st *corpus.Store, id string) (Paper, error) {
 }
 
 func (s *Server) handlePaper(w http.ResponseWriter, r *http.Request) {
-	release, err := s.admit(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	defer release()
-	p, err := GetPaper(r.Context(), s.eng.Store(), r.PathValue("id"))
+	p, err := admitted(s, r, func() (Paper, error) { return GetPaper(r.Context(), s.eng.Store(), r.PathValue("id")) })
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -314,8 +318,12 @@ type Health struct {
 	// Generation is the store generation the indexes being served
 	// reflect; it moves when serve picks up an index or remove run.
 	Generation int64 `json:"generation"`
+	// Dense is true when the database has a usable dense index (index
+	// --embedder): only then may a search ask for the "dense" retriever.
+	Dense bool `json:"dense"`
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, Health{Status: "ok", IndexLoaded: true, Papers: s.eng.Count(r.Context()), Generation: s.eng.Generation()})
+	writeJSON(w, http.StatusOK, Health{Status: "ok", IndexLoaded: true, Papers: s.eng.Count(r.Context()),
+		Generation: s.eng.Generation(), Dense: s.eng.DenseAvailable(r.Context()) == nil})
 }

@@ -33,6 +33,10 @@ func BenchmarkHandler(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				req := httptest.NewRequest(bc.method, bc.path, strings.NewReader(bc.body))
+				req.Host = "127.0.0.1:8080"
+				if bc.body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, req)
 				if w.Code != http.StatusOK {

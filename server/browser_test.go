@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/engine"
+	"github.com/citefind/citefind/internal/ollamatest"
 	"github.com/citefind/citefind/server"
 	"github.com/citefind/citefind/server/internal/sampledb"
 )
@@ -159,6 +162,8 @@ func TestBrowser(t *testing.T) {
 	hybrid := os.Getenv("CITEFIND_E2E_DENSE") == "1"
 	if hybrid {
 		require.NoError(t, eng.DenseAvailable(t.Context()), "CITEFIND_E2E_DENSE=1")
+	} else if !sample {
+		hybrid = eng.DenseAvailable(t.Context()) == nil // the option is shown, not used
 	}
 	ts := httptest.NewServer(server.New(eng, server.Options{}).Handler())
 	defer ts.Close()
@@ -186,10 +191,14 @@ func TestBrowser(t *testing.T) {
 	require.NotEmpty(t, titles)
 	assert.LessOrEqual(t, len(titles), 10)
 	assert.Contains(t, eval[string](t, ctx, `document.querySelector("#status").textContent`), "candidates")
-	// The picked candidate is marked; each hit shows its fused score and
-	// each retriever's rank.
-	assert.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll("#results .hit.picked .badge.pick").length`))
-	assert.True(t, eval[bool](t, ctx, `document.querySelector("#results .hit").classList.contains("picked")`))
+	// Without an LLM picker the top rank is a fallback, shown as such and
+	// not as a pick; each hit shows its fused score and each retriever's
+	// rank.
+	assert.Zero(t, eval[int](t, ctx, `document.querySelectorAll("#results .hit.picked, #results .badge.pick").length`))
+	assert.Equal(t, "Top rank (no picker)", eval[string](t, ctx, `document.querySelector("#results .hit:first-child .badge.pick-fallback").textContent`))
+	assert.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll("#results .badge.pick-fallback").length`))
+	// The dense option is offered only for a database with a dense index.
+	assert.Equal(t, hybrid, eval[bool](t, ctx, `!document.querySelector("#dense-option").hidden`))
 	badges := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("#results .hit:first-child .badge")).map(e => e.textContent)`)
 	var sources []string
 	for _, b := range badges {
@@ -277,4 +286,31 @@ func TestBrowser(t *testing.T) {
 	eval[bool](t, ctx, `document.querySelector("#q").value = "   ", true`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#go"))))
 	waitFor(t, ctx, `document.querySelector("#status").classList.contains("error")`)
+}
+
+// TestBrowserPick: when a model picks a candidate, that candidate (here
+// the second) carries the "Picked" badge and the top rank none.
+func TestBrowserPick(t *testing.T) {
+	ctx := browser(t)
+	const query = "We merge the BM25 and dense rankings with reciprocal rank fusion [CITATION]."
+	plain := sampledb.Open(t)
+	want, err := plain.Search(t.Context(), query, citefind.QueryOptions{K: 10})
+	require.NoError(t, err)
+	require.Greater(t, len(want.Hits), 1)
+	second := want.Hits[1]
+	fake := ollamatest.New(t, func(ollamatest.Request) ollamatest.Reply {
+		return ollamatest.Reply{Content: `{"reasoning": "it fits", "title": ` + strconv.Quote(second.Title) + `}`}
+	})
+	eng, err := engine.Open(t.Context(), sampledb.Build(t), engine.Options{LLM: "fake-model", Ollama: fake.Client()})
+	require.NoError(t, err)
+	defer eng.Close()
+	ts := httptest.NewServer(server.New(eng, server.Options{}).Handler())
+	defer ts.Close()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(ts.URL+"/?q="+url.QueryEscape(query)),
+	))
+	waitFor(t, ctx, `document.querySelectorAll("#results li.hit").length > 0`)
+	assert.Equal(t, second.ID, eval[string](t, ctx, `document.querySelector("#results .hit.picked").dataset.id`))
+	assert.Equal(t, "Picked", eval[string](t, ctx, `document.querySelector("#results .hit.picked .badge.pick").textContent`))
+	assert.Zero(t, eval[int](t, ctx, `document.querySelectorAll("#results .hit:first-child .badge.pick, #results .badge.pick-fallback").length`))
 }

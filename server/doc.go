@@ -8,11 +8,18 @@
 //	POST /v1/search        {"query", "k", "retrievers", "rerank", "pick", "raw"} → the `query --json` object
 //	POST /v1/cite          {"draft", "style", "format", "lenient"} → {"text", "bibliography", "warnings", "cited"}
 //	GET  /v1/papers/{id}   one paper, by ID or alias (IDs may contain "/": DOIs)
-//	GET  /healthz          {"status": "ok", "index_loaded": true, "papers": N}
+//	GET  /healthz          {"status": "ok", "index_loaded": true, "papers": N, "dense": bool}
 //
 // A bad request is a 4xx with {"error": "…", "field": "…"} naming the
-// offending field. Request bodies are limited to Options.MaxBodyBytes and
-// each API request to Options.RequestTimeout. Every request is logged with
+// offending field. POST bodies must be sent as application/json (415
+// otherwise), are limited to Options.MaxBodyBytes and must arrive within
+// Options.BodyTimeout (408); each API request runs within
+// Options.RequestTimeout, and a /v1/cite draft within Options.CiteLimits
+// (413). Requests whose Host is not one of the server's (DNS rebinding)
+// or that carry another site's Origin are refused with a 403 unless
+// Options.AllowedHosts or Options.AllowOrigins name them; the page may not
+// be framed. A Limiter admits the work on the engine, shared with the MCP
+// tools when mcp.Options.Limiter is the same one. Every request is logged with
 // log/slog: its id (X-Request-Id, taken from the request when it is a
 // short token, else made), method, path, status, bytes and latency.
 //

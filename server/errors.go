@@ -55,8 +55,8 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, http.StatusInternalServerError, errorBody{Error: err.Error()})
 }
 
-// decodeBody reads one JSON object into v (whatever the Content-Type, so
-// that curl -d works as it is), refusing unknown fields,
+// decodeBody reads one JSON object into v (requireJSON has checked the
+// Content-Type), refusing unknown fields,
 // wrongly typed values, trailing data and bodies over the limit, each as a
 // *FieldError naming the field (or "body").
 func decodeBody(r *http.Request, v any) error {
@@ -79,7 +79,11 @@ func jsonError(err error) error {
 	var mbe *http.MaxBytesError
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
+	var bte *BodyTimeoutError
 	switch {
+	case errors.As(err, &bte):
+		return &FieldError{Status: http.StatusRequestTimeout, Field: "body",
+			Msg: bte.Error() + " (the server's body deadline, serve --body-timeout)"}
 	case errors.As(err, &mbe):
 		return &FieldError{Status: http.StatusRequestEntityTooLarge, Field: "body",
 			Msg: fmt.Sprintf("the body is larger than the limit of %d bytes", mbe.Limit)}

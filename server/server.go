@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime"
 	"sync/atomic"
 	"time"
 
+	"github.com/citefind/citefind/cite"
 	"github.com/citefind/citefind/engine"
 )
 
@@ -22,6 +22,19 @@ const (
 	DefaultRequestTimeout  = 30 * time.Second
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultMaxK            = 100
+	// DefaultBodyTimeout is how long a request body may take to arrive.
+	DefaultBodyTimeout = 10 * time.Second
+)
+
+// The default limits of each draft of /v1/cite (and of the MCP tool
+// resolve_citations), Options.CiteLimits: 10,000 cited IDs (a long thesis
+// cites a few hundred papers, some of them many times), 100 quotes to
+// check, 500 characters per quote. Within them a draft resolves in well
+// under a second (docs/robustness.md).
+const (
+	DefaultMaxCitations  = 10000
+	DefaultMaxQuotes     = 100
+	DefaultMaxQuoteChars = 500
 )
 
 // Options configure a Server. The zero value uses the defaults above and
@@ -39,13 +52,33 @@ type Options struct {
 	// ShutdownTimeout bounds how long Serve waits for requests in flight
 	// after its context ends; 0 means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// BodyTimeout is how long a request body may take to arrive after the
+	// headers (a 408 when it does not); 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// MaxK is the largest k a search may ask for; 0 means DefaultMaxK.
 	MaxK int
+	// CiteLimits bound each draft of /v1/cite (a 413 naming the limit).
+	// A zero field means its default (DefaultMaxCitations,
+	// DefaultMaxQuotes, DefaultMaxQuoteChars); a negative one, no limit.
+	CiteLimits cite.Limits
 	// MaxConcurrent is how many /v1 requests run on the engine at once;
 	// the others wait their turn (within their deadline). It bounds the
 	// memory of concurrent searches and the store's connections. 0 means
-	// 2 × GOMAXPROCS, at least 4.
+	// DefaultConcurrency(). Ignored when Limiter is set.
 	MaxConcurrent int
+	// Limiter, when not nil, admits the /v1 requests instead of a limiter
+	// of MaxConcurrent slots: pass the one of mcp.Options.Limiter so that
+	// MCP tool calls count against the same limit.
+	Limiter *Limiter
+	// AllowedHosts are the Host names answered besides localhost, loopback
+	// addresses and the address a connection came in on (any other Host is
+	// a 403: DNS rebinding); Any ("*") answers every Host.
+	AllowedHosts []string
+	// AllowOrigins are the web origins (http(s)://HOST[:PORT]) of other
+	// sites whose pages may use the server (CORS); a request with another
+	// site's Origin is a 403. Any ("*") lets every site in. nil: only the
+	// server's own page.
+	AllowOrigins []string
 	// MCP, when not nil, is served at /mcp (the streamable HTTP handler of
 	// package server/mcp). Its long-lived GET streams are closed when
 	// Serve shuts down.
@@ -66,7 +99,9 @@ type Server struct {
 	stop     context.CancelFunc
 	inFlight atomic.Int64
 	// slots admits Options.MaxConcurrent API requests at a time.
-	slots chan struct{}
+	slots *Limiter
+	// access is the Host and Origin policy.
+	access *access
 }
 
 // New returns a server over eng.
@@ -83,21 +118,44 @@ func New(eng *engine.Engine, opts Options) *Server {
 	if opts.MaxK <= 0 {
 		opts.MaxK = DefaultMaxK
 	}
-	if opts.MaxConcurrent <= 0 {
-		opts.MaxConcurrent = max(4, 2*runtime.GOMAXPROCS(0))
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
 	}
+	if opts.Limiter == nil {
+		opts.Limiter = NewLimiter(opts.MaxConcurrent)
+	}
+	opts.MaxConcurrent = opts.Limiter.Cap()
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{eng: eng, opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent)}
+	s := &Server{eng: eng, opts: opts, log: log, slots: opts.Limiter, access: newAccess(opts.AllowedHosts, opts.AllowOrigins)}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.handler = s.routes()
 	return s
 }
 
+// CiteLimits returns l with its zero fields set to their defaults
+// (DefaultMaxCitations, …) and its negative ones to 0 (no limit), as
+// Options.CiteLimits reads it.
+func CiteLimits(l cite.Limits) cite.Limits {
+	set := func(v *int, def int) {
+		switch {
+		case *v == 0:
+			*v = def
+		case *v < 0:
+			*v = 0
+		}
+	}
+	set(&l.MaxCitations, DefaultMaxCitations)
+	set(&l.MaxQuotes, DefaultMaxQuotes)
+	set(&l.MaxQuoteChars, DefaultMaxQuoteChars)
+	return l
+}
+
 // Handler returns the server's HTTP handler: the API, the web page and
-// /mcp, with request ids, logging, body limits and deadlines.
+// /mcp, with request ids, logging, the Host and Origin policy, body
+// limits and deadlines.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() http.Handler {
@@ -123,7 +181,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("/mcp", s.endOnShutdown(s.opts.MCP))
 	}
 	s.webRoutes(mux)
-	return s.logRequests(mux)
+	return s.logRequests(s.guard(mux))
 }
 
 // endOnShutdown cancels the context of long-lived GET streams when
@@ -142,9 +200,14 @@ func (s *Server) endOnShutdown(h http.Handler) http.Handler {
 }
 
 // withDeadline bounds an API request by Options.RequestTimeout and its
-// body by Options.MaxBodyBytes.
+// body by Options.MaxBodyBytes, and refuses POST bodies that are not
+// JSON.
 func (s *Server) withDeadline(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := requireJSON(r); err != nil {
+			writeError(w, err)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 		defer cancel()
 		if r.Body != nil {
@@ -158,12 +221,7 @@ func (s *Server) withDeadline(h http.Handler) http.Handler {
 // engine (after the request is read, so that slow clients hold none) and
 // returns its release, or the context's error.
 func (s *Server) admit(ctx context.Context) (release func(), err error) {
-	select {
-	case s.slots <- struct{}{}:
-		return func() { <-s.slots }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return s.slots.Acquire(ctx)
 }
 
 // InFlight returns the number of requests being handled.

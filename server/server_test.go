@@ -40,15 +40,27 @@ type response struct {
 	body   []byte
 }
 
+// do sends a request; a body is sent as application/json.
 func do(t *testing.T, ts *httptest.Server, method, path, body string) response {
 	t.Helper()
-	r, err := try(t.Context(), ts, method, path, body)
+	return doH(t, ts, method, path, body, nil)
+}
+
+// doH is do with headers: "Content-Type" replaces application/json ("" sends
+// none), "Host" sets the Host.
+func doH(t *testing.T, ts *httptest.Server, method, path, body string, header map[string]string) response {
+	t.Helper()
+	r, err := tryH(t.Context(), ts, method, path, body, header)
 	require.NoError(t, err)
 	return r
 }
 
 // try is do for goroutines other than the test's: it returns the error.
 func try(ctx context.Context, ts *httptest.Server, method, path, body string) (response, error) {
+	return tryH(ctx, ts, method, path, body, nil)
+}
+
+func tryH(ctx context.Context, ts *httptest.Server, method, path, body string, header map[string]string) (response, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -56,6 +68,19 @@ func try(ctx context.Context, ts *httptest.Server, method, path, body string) (r
 	req, err := http.NewRequestWithContext(ctx, method, ts.URL+path, rd)
 	if err != nil {
 		return response{}, err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		switch {
+		case k == "Host":
+			req.Host = v
+		case v == "":
+			req.Header.Del(k)
+		default:
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := ts.Client().Do(req)
 	if err != nil {
@@ -80,40 +105,57 @@ func TestBadRequests(t *testing.T) {
 		name, method, path, body string
 		status                   int
 		field, msg               string
+		ct                       string // Content-Type, when not application/json
 	}{
-		{"empty body", "POST", "/v1/search", "", 400, "body", "empty"},
-		{"not JSON", "POST", "/v1/search", "query=x", 400, "body", "not valid JSON"},
-		{"truncated", "POST", "/v1/search", `{"query": "x"`, 400, "body", "ends too early"},
-		{"array", "POST", "/v1/search", `[1]`, 400, "body", "JSON object"},
-		{"two objects", "POST", "/v1/search", `{"query": "x"} {}`, 400, "body", "more after it"},
-		{"too large", "POST", "/v1/search", big, 413, "body", "limit of 4096 bytes"},
-		{"missing query", "POST", "/v1/search", `{"k": 3}`, 400, "query", "required"},
-		{"blank query", "POST", "/v1/search", `{"query": "  "}`, 400, "query", "required"},
-		{"unknown field", "POST", "/v1/search", `{"query": "x", "text": "y"}`, 400, "text", "unknown field"},
-		{"k not integer", "POST", "/v1/search", `{"query": "x", "k": 2.5}`, 400, "k", "integer"},
-		{"k string", "POST", "/v1/search", `{"query": "x", "k": "3"}`, 400, "k", "integer"},
-		{"k too large", "POST", "/v1/search", `{"query": "x", "k": 1000}`, 400, "k", "between 1 and 100"},
-		{"k negative", "POST", "/v1/search", `{"query": "x", "k": -1}`, 400, "k", "between 1 and 100"},
-		{"unknown retriever", "POST", "/v1/search", `{"query": "x", "retrievers": ["bm26"]}`, 400, "retrievers", `"bm26"`},
-		{"retrievers not a list", "POST", "/v1/search", `{"query": "x", "retrievers": "bm25"}`, 400, "retrievers", "array"},
-		{"dense without index", "POST", "/v1/search", `{"query": "x", "retrievers": ["bm25", "dense"]}`, 400, "retrievers", "embedder"},
-		{"unknown reranker", "POST", "/v1/search", `{"query": "x", "rerank": "magic"}`, 400, "rerank", `"magic"`},
-		{"pick not bool", "POST", "/v1/search", `{"query": "x", "pick": "yes"}`, 400, "pick", "true or false"},
-		{"search by GET", "GET", "/v1/search", "", 405, "method", "use POST"},
-		{"missing draft", "POST", "/v1/cite", `{"style": "apa"}`, 400, "draft", "required"},
-		{"unknown style", "POST", "/v1/cite", `{"draft": "x", "style": "turabian"}`, 400, "style", "turabian"},
-		{"unknown format", "POST", "/v1/cite", `{"draft": "x", "format": "html"}`, 400, "format", "html"},
-		{"malformed placeholder", "POST", "/v1/cite", `{"draft": "see [[cite:]]"}`, 400, "draft", "empty ID"},
-		{"unknown ID", "POST", "/v1/cite", `{"draft": "see [[cite:nope2024]]"}`, 422, "draft", "nope2024"},
-		{"unknown paper", "GET", "/v1/papers/10.9999/none", "", 404, "id", "10.9999/none"},
-		{"paper by POST", "POST", "/v1/papers/x", "{}", 405, "method", "use GET"},
-		{"unknown endpoint", "GET", "/v1/nothing", "", 404, "path", "/v1/nothing"},
+		{"empty body", "POST", "/v1/search", "", 400, "body", "empty", "application/json"},
+		{"text/plain", "POST", "/v1/search", `{"query": "x"}`, 415, "content-type", `got Content-Type "text/plain"`, "text/plain"},
+		{"form (curl -d)", "POST", "/v1/cite", `{"draft": "x"}`, 415, "content-type", "application/x-www-form-urlencoded", "application/x-www-form-urlencoded"},
+		{"no Content-Type", "POST", "/v1/search", `{"query": "x"}`, 415, "content-type", "got no Content-Type", "-"},
+		{"multipart", "POST", "/v1/search", `{"query": "x"}`, 415, "content-type", "--json", "multipart/form-data; boundary=x"},
+		{"JSON with a charset", "POST", "/v1/search", `{"query": "x", "k": 0}`, 200, "", "", "Application/JSON; charset=utf-8"},
+		{"not JSON", "POST", "/v1/search", "query=x", 400, "body", "not valid JSON", ""},
+		{"truncated", "POST", "/v1/search", `{"query": "x"`, 400, "body", "ends too early", ""},
+		{"array", "POST", "/v1/search", `[1]`, 400, "body", "JSON object", ""},
+		{"two objects", "POST", "/v1/search", `{"query": "x"} {}`, 400, "body", "more after it", ""},
+		{"too large", "POST", "/v1/search", big, 413, "body", "limit of 4096 bytes", ""},
+		{"missing query", "POST", "/v1/search", `{"k": 3}`, 400, "query", "required", ""},
+		{"blank query", "POST", "/v1/search", `{"query": "  "}`, 400, "query", "required", ""},
+		{"unknown field", "POST", "/v1/search", `{"query": "x", "text": "y"}`, 400, "text", "unknown field", ""},
+		{"k not integer", "POST", "/v1/search", `{"query": "x", "k": 2.5}`, 400, "k", "integer", ""},
+		{"k string", "POST", "/v1/search", `{"query": "x", "k": "3"}`, 400, "k", "integer", ""},
+		{"k too large", "POST", "/v1/search", `{"query": "x", "k": 1000}`, 400, "k", "between 1 and 100", ""},
+		{"k negative", "POST", "/v1/search", `{"query": "x", "k": -1}`, 400, "k", "between 1 and 100", ""},
+		{"unknown retriever", "POST", "/v1/search", `{"query": "x", "retrievers": ["bm26"]}`, 400, "retrievers", `"bm26"`, ""},
+		{"retrievers not a list", "POST", "/v1/search", `{"query": "x", "retrievers": "bm25"}`, 400, "retrievers", "array", ""},
+		{"dense without index", "POST", "/v1/search", `{"query": "x", "retrievers": ["bm25", "dense"]}`, 400, "retrievers", "embedder", ""},
+		{"unknown reranker", "POST", "/v1/search", `{"query": "x", "rerank": "magic"}`, 400, "rerank", `"magic"`, ""},
+		{"pick not bool", "POST", "/v1/search", `{"query": "x", "pick": "yes"}`, 400, "pick", "true or false", ""},
+		{"search by GET", "GET", "/v1/search", "", 405, "method", "use POST", ""},
+		{"missing draft", "POST", "/v1/cite", `{"style": "apa"}`, 400, "draft", "required", ""},
+		{"unknown style", "POST", "/v1/cite", `{"draft": "x", "style": "turabian"}`, 400, "style", "turabian", ""},
+		{"unknown format", "POST", "/v1/cite", `{"draft": "x", "format": "html"}`, 400, "format", "html", ""},
+		{"malformed placeholder", "POST", "/v1/cite", `{"draft": "see [[cite:]]"}`, 400, "draft", "empty ID", ""},
+		{"unknown ID", "POST", "/v1/cite", `{"draft": "see [[cite:nope2024]]"}`, 422, "draft", "nope2024", ""},
+		{"unknown paper", "GET", "/v1/papers/10.9999/none", "", 404, "id", "10.9999/none", ""},
+		{"paper by POST", "POST", "/v1/papers/x", "{}", 405, "method", "use GET", ""},
+		{"unknown endpoint", "GET", "/v1/nothing", "", 404, "path", "/v1/nothing", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := do(t, ts, tc.method, tc.path, tc.body)
+			var header map[string]string
+			switch tc.ct {
+			case "":
+			case "-":
+				header = map[string]string{"Content-Type": ""}
+			default:
+				header = map[string]string{"Content-Type": tc.ct}
+			}
+			r := doH(t, ts, tc.method, tc.path, tc.body, header)
 			assert.Equal(t, tc.status, r.status, string(r.body))
 			assert.Equal(t, "application/json; charset=utf-8", r.header.Get("Content-Type"))
+			if tc.status == http.StatusOK {
+				return
+			}
 			var e apiError
 			require.NoError(t, json.Unmarshal(r.body, &e), string(r.body))
 			assert.Equal(t, tc.field, e.Field)
@@ -151,7 +193,7 @@ func TestCitePaperAndHealth(t *testing.T) {
 
 	r := do(t, ts, "GET", "/healthz", "")
 	require.Equal(t, http.StatusOK, r.status)
-	assert.JSONEq(t, fmt.Sprintf(`{"status": "ok", "index_loaded": true, "papers": 30, "generation": %d}`, eng.Generation()), string(r.body))
+	assert.JSONEq(t, fmt.Sprintf(`{"status": "ok", "index_loaded": true, "papers": 30, "generation": %d, "dense": false}`, eng.Generation()), string(r.body))
 
 	// IDs with a slash (DOIs) and aliases (BibTeX keys) both work.
 	for _, id := range []string{rrfID, "cormack2009rrf"} {
@@ -274,6 +316,7 @@ func TestRequestLog(t *testing.T) {
 
 	req, err := http.NewRequestWithContext(t.Context(), "POST", ts.URL+"/v1/search", strings.NewReader(`{"query": "x", "k": 0.5}`))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(server.RequestIDHeader, "client-42")
 	resp, err := ts.Client().Do(req)
 	require.NoError(t, err)

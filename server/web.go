@@ -20,7 +20,11 @@ func (s *Server) webRoutes(mux *http.ServeMux) {
 	files := http.FileServerFS(assets)
 	secure := func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'")
+			w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; "+
+				"frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+			// No other page may frame this one (clickjacking); for browsers
+			// without frame-ancestors.
+			w.Header().Set("X-Frame-Options", "DENY")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.Header().Set("Referrer-Policy", "no-referrer")
 			h.ServeHTTP(w, r)

@@ -56,9 +56,9 @@ Examples:
 func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "query", queryUsage)
 	db := dbFlag(fs)
-	k := fs.Int("k", 10, "number of candidates to return")
+	k := fs.Int("k", 10, "number of candidates to return (no upper limit here; the HTTP API allows 1-100, MCP 1-50: a page of results, and a model's context)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	retrievers := fs.String("retrievers", "", "comma-separated retrievers to use: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's pipeline, see citefind status)")
+	retrievers := fs.String("retrievers", "", "comma-separated `LIST` of retrievers to use: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's pipeline, see citefind status)")
 	var ff fusionFlags
 	ff.register(fs)
 	rerank := fs.String("rerank", "", "reranker of the top 100 fused candidates: none, learned (offline model), llm (Ollama chat) (default: the database's pipeline)")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/citefind/citefind/engine"
@@ -17,8 +18,9 @@ func (c *serveCmd) Synopsis() string {
 	return "serve the JSON API, the web page and MCP over HTTP"
 }
 
-const serveUsage = `Usage: citefind serve [--db DIR] [--addr 127.0.0.1:8080] [--request-timeout 30s] [--max-body BYTES]
-                      [--no-mcp] [--log-format text|json]
+const serveUsage = `Usage: citefind serve [--db DIR] [--addr 127.0.0.1:8080] [--allowed-hosts NAME,...] [--allow-origin URL,...]
+                      [--request-timeout 30s] [--body-timeout 10s] [--max-body BYTES] [--no-mcp]
+                      [--mcp-sessions N] [--log-format text|json]
 
 Serves the database over HTTP until interrupted (SIGINT or SIGTERM), then
 stops accepting connections and finishes the requests in flight:
@@ -27,24 +29,38 @@ stops accepting connections and finishes the requests in flight:
   POST /v1/search        {"query", "k", "retrievers", "rerank", "pick"} → the object of query --json
   POST /v1/cite          {"draft", "style", "format"} → {"text", "bibliography", "warnings", "cited"}
   GET  /v1/papers/{id}   one paper by ID or alias
-  GET  /healthz          {"status", "index_loaded", "papers"}
+  GET  /healthz          {"status", "index_loaded", "papers", "dense"}
   /mcp                   the MCP tools over streamable HTTP (see citefind mcp)
 
+POST bodies are JSON sent as Content-Type: application/json (curl --json).
 A bad request gets a 4xx and {"error", "field"}. Each request is logged to
 standard error (log/slog) with its request id, status and latency.
+
+Safe next to a browser: requests must name the server in their Host
+(localhost, a loopback address, the address they came in on, the --addr
+host or a name of --allowed-hosts; else 403: DNS rebinding), and requests
+from another site's page (an Origin header) are refused unless
+--allow-origin lists that origin. A body must arrive within --body-timeout;
+a draft may cite at most 10,000 IDs with at most 100 quotes; at most 2 x
+the CPUs requests (MCP tool calls included) work at once, the others wait.
 docs/serving.md has the whole reference.
 
 Examples:
   citefind serve --db ~/papers-db
-  curl -s localhost:8080/v1/search -d '{"query": "reciprocal rank fusion [CITATION]", "k": 3}'`
+  curl -s --json '{"query": "reciprocal rank fusion [CITATION]", "k": 3}' localhost:8080/v1/search
+  citefind serve --addr 0.0.0.0:8080 --allowed-hosts papers.lan --allow-origin https://notes.lan`
 
 func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "serve", serveUsage)
 	db := dbFlag(fs)
 	addr := fs.String("addr", server.DefaultAddr, "`HOST:PORT` to listen on")
+	hosts := fs.String("allowed-hosts", "", "more `NAMES` (comma-separated) that requests may give as their Host; * for any (no DNS rebinding protection)")
+	origins := fs.String("allow-origin", "", "web `ORIGINS` (comma-separated, http(s)://HOST[:PORT]) whose pages may use the server; * for any site")
 	timeout := fs.Duration("request-timeout", server.DefaultRequestTimeout, "deadline of each API request")
+	bodyTimeout := fs.Duration("body-timeout", server.DefaultBodyTimeout, "how long a request body may take to arrive")
 	maxBody := fs.Int64("max-body", server.DefaultMaxBodyBytes, "largest request body, in `BYTES`")
 	noMCP := fs.Bool("no-mcp", false, "do not serve the MCP tools at /mcp")
+	mcpSessions := fs.Int("mcp-sessions", mcp.DefaultMaxSessions, "most MCP sessions open at once over HTTP (idle ones close after 30 minutes)")
 	logFormat := fs.String("log-format", "text", "log format on standard error: text or json")
 	var lf llmFlags
 	lf.register(fs)
@@ -58,17 +74,42 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	if *timeout <= 0 {
 		return usageErr("serve: --request-timeout must be positive, got %s", *timeout)
 	}
+	if *bodyTimeout <= 0 {
+		return usageErr("serve: --body-timeout must be positive, got %s", *bodyTimeout)
+	}
 	if *maxBody <= 0 {
 		return usageErr("serve: --max-body must be positive, got %d", *maxBody)
+	}
+	if *mcpSessions <= 0 {
+		return usageErr("serve: --mcp-sessions must be positive, got %d", *mcpSessions)
+	}
+	allowedHosts := splitList(*hosts)
+	for _, h := range allowedHosts {
+		if err := server.CheckHost(h); err != nil {
+			return usageErr("serve: --allowed-hosts: %v", err)
+		}
+	}
+	// The host of --addr, when it is a name, is one of the server's.
+	if h, _, err := net.SplitHostPort(*addr); err == nil && h != "" && net.ParseIP(h) == nil {
+		allowedHosts = append(allowedHosts, h)
+	}
+	allowOrigins := splitList(*origins)
+	for _, o := range allowOrigins {
+		if _, err := server.NormalizeOrigin(o); err != nil {
+			return usageErr("serve: --allow-origin: %v", err)
+		}
 	}
 	log, eng, err := openServing(ctx, c.env, *db, *logFormat, lf)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	opts := server.Options{Logger: log, RequestTimeout: *timeout, MaxBodyBytes: *maxBody}
+	limiter := server.NewLimiter(0)
+	opts := server.Options{Logger: log, RequestTimeout: *timeout, BodyTimeout: *bodyTimeout, MaxBodyBytes: *maxBody,
+		Limiter: limiter, AllowedHosts: allowedHosts, AllowOrigins: allowOrigins}
 	if !*noMCP {
-		opts.MCP = mcp.New(eng, mcp.Options{Logger: log, Version: Version, ToolTimeout: *timeout}).Handler()
+		opts.MCP = mcp.New(eng, mcp.Options{Logger: log, Version: Version, ToolTimeout: *timeout,
+			MaxSessions: *mcpSessions, Limiter: limiter, HostChecked: true}).Handler()
 	}
 	log.Info("opened database", "db", *db, "papers", eng.Count(ctx), "generation", eng.Generation())
 	go followDB(ctx, eng, log)

@@ -57,7 +57,8 @@ func TestServeCommand(t *testing.T) {
 	var logs lockedBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--db", db, "--addr", addr, "--log-format", "json"},
+		done <- run(ctx, []string{"serve", "--db", db, "--addr", addr, "--log-format", "json",
+			"--allowed-hosts", "papers.lan", "--allow-origin", "https://notes.lan"},
 			env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &logs})
 	}()
 	base := "http://" + addr
@@ -73,6 +74,7 @@ func TestServeCommand(t *testing.T) {
 	resp, err := http.Post(base+"/v1/search", "application/json",
 		strings.NewReader(`{"query": "reciprocal rank fusion [CITATION]", "k": 2}`))
 	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 	var res struct {
 		Hits []struct{ ID string } `json:"hits"`
 	}
@@ -88,6 +90,43 @@ func TestServeCommand(t *testing.T) {
 	tools, err := cs.ListTools(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Len(t, tools.Tools, 4)
+
+	// Another site's page, or another Host, is refused; the names given
+	// to --allowed-hosts and --allow-origin are let in.
+	for _, tc := range []struct {
+		host, origin string
+		status       int
+	}{
+		{"attacker.example", "", http.StatusForbidden},
+		{"papers.lan", "", http.StatusOK},
+		{"", "http://evil.example", http.StatusForbidden},
+		{"", "https://notes.lan", http.StatusOK},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), "POST", base+"/v1/search", strings.NewReader(`{"query": "rank fusion"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, tc.status, resp.StatusCode, "%+v", tc)
+	}
+	// MCP over HTTP under an allowed name.
+	req, err := http.NewRequestWithContext(t.Context(), "POST", base+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	require.NoError(t, err)
+	req.Host = "papers.lan"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 
 	cancel() // SIGINT / SIGTERM in main
 	require.NoError(t, <-done)
@@ -106,6 +145,11 @@ func TestServeAndMCPFlags(t *testing.T) {
 		{[]string{"serve", "--log-format", "xml"}, "--log-format must be text or json"},
 		{[]string{"serve", "--request-timeout", "0s"}, "--request-timeout must be positive"},
 		{[]string{"serve", "--max-body", "0"}, "--max-body must be positive"},
+		{[]string{"serve", "--body-timeout", "0s"}, "--body-timeout must be positive"},
+		{[]string{"serve", "--mcp-sessions", "0"}, "--mcp-sessions must be positive"},
+		{[]string{"serve", "--allowed-hosts", "http://papers.lan/"}, `--allowed-hosts: "http://papers.lan/" is not a host name`},
+		{[]string{"serve", "--allow-origin", "notes.lan"}, `--allow-origin: "notes.lan" is not an origin`},
+		{[]string{"serve", "--allow-origin", "https://notes.lan/page"}, "want http(s)://HOST[:PORT]"},
 		{[]string{"mcp", "extra"}, `unexpected argument "extra"`},
 	}
 	for _, tc := range tests {
@@ -217,4 +261,32 @@ func TestServeFollowsIndex(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, n := health(); return n == 30 }, 15*time.Second, 50*time.Millisecond)
 	assert.NotContains(t, search("zebrafish striping"), title)
+}
+
+// TestMCPCommandPiped: requests piped to citefind mcp at once, followed by
+// the end of input, are all answered (issue 13: none were).
+func TestMCPCommandPiped(t *testing.T) {
+	db := t.TempDir()
+	_, _, err := cli(t, "", "index", "--db", db, "--quiet", samplePath(t))
+	require.NoError(t, err)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_citations","arguments":{"text":"reciprocal rank fusion","k":1}}}`,
+	}, "\n") + "\n"
+	out, _, err := cli(t, in, "mcp", "--db", db)
+	require.NoError(t, err)
+	var ids []float64
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m struct {
+			ID     float64         `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		require.NotEmpty(t, m.Result, line)
+		ids = append(ids, m.ID)
+	}
+	assert.ElementsMatch(t, []float64{1, 2, 3}, ids)
+	assert.Contains(t, out, "10.1145/1571941.1572114")
 }

@@ -16,6 +16,12 @@
 // returned, so every citation traces back to a retrieval. Each session's
 // returned IDs are kept in memory until the session ends.
 //
+// Bounds: at most Options.MaxSessions streamable HTTP sessions at once,
+// idle ones closed after Options.SessionTimeout; tool calls wait for a
+// turn of Options.Limiter (the HTTP API's, in citefind serve); drafts
+// within Options.CiteLimits. Over stdio, every request read before the
+// end of input is answered before ServeIO returns.
+//
 // Usage:
 //
 //	tools := mcp.New(eng, mcp.Options{})
@@ -24,7 +30,9 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +42,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -47,7 +56,9 @@ import (
 const (
 	DefaultToolTimeout    = 30 * time.Second
 	DefaultMaxK           = 50
-	DefaultSessionTimeout = time.Hour
+	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultMaxSessions bounds the streamable HTTP sessions open at once.
+	DefaultMaxSessions = 64
 	// MaxSessionIDs bounds the paper IDs remembered per session; the
 	// oldest searches are forgotten first.
 	MaxSessionIDs = 20000
@@ -66,6 +77,24 @@ type Options struct {
 	// SessionTimeout closes streamable HTTP sessions idle this long (and
 	// forgets their searches); 0 means DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// MaxSessions is how many streamable HTTP sessions may be open at
+	// once; a new one beyond it is refused (503) until one closes or
+	// times out. 0 means DefaultMaxSessions.
+	MaxSessions int
+	// Limiter admits the tool calls that work on the engine (all but
+	// add_citation's bookkeeping), with the HTTP API's requests when it is
+	// the one of server.Options.Limiter; nil means a limiter of its own
+	// (server.NewLimiter(0)).
+	Limiter *server.Limiter
+	// CiteLimits bound the drafts of resolve_citations, as
+	// server.Options.CiteLimits (zero fields: the defaults).
+	CiteLimits cite.Limits
+	// HostChecked says that the HTTP server in front of Handler checks
+	// the Host header (server.Server does, with its AllowedHosts): the
+	// SDK's own check, which allows loopback names only, is then left
+	// out. Without it, Handler refuses a non-loopback Host on a loopback
+	// connection.
+	HostChecked bool
 }
 
 // Tools serves the citefind MCP tools over one engine. It is safe for
@@ -78,6 +107,9 @@ type Tools struct {
 
 	mu       sync.Mutex
 	sessions map[*sdk.ServerSession]*session
+	// opening counts initialize requests over HTTP not yet answered
+	// (guarded by mu).
+	opening int
 }
 
 // session is what one MCP session has searched and cited.
@@ -98,6 +130,12 @@ func New(eng *engine.Engine, opts Options) *Tools {
 	}
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.Limiter == nil {
+		opts.Limiter = server.NewLimiter(0)
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
@@ -126,8 +164,14 @@ func (t *Tools) Server() *sdk.Server { return t.srv }
 
 // ServeIO serves one session over r and w, newline-delimited JSON-RPC as
 // on stdio (`citefind mcp` passes standard input and output), until the
-// client closes r or ctx ends.
+// client closes r or ctx ends. Every request read before the end of r is
+// answered before ServeIO returns (waiting at most Options.ToolTimeout
+// and 10 s more), so that a client may pipe its requests and close its
+// end.
 func (t *Tools) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
+	d := newDrain()
+	r = &drainReader{r: r, d: d, ctx: ctx, timeout: t.opts.ToolTimeout + 10*time.Second}
+	w = &drainWriter{w: w, d: d}
 	err := t.srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
 	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
 		return nil
@@ -139,11 +183,139 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// Handler returns the streamable HTTP handler (one MCP session per
-// Mcp-Session-Id, closed after Options.SessionTimeout idle).
+// Handler returns the streamable HTTP handler: one MCP session per
+// Mcp-Session-Id, closed after Options.SessionTimeout idle, at most
+// Options.MaxSessions at once (an initialize that would open one more is
+// a 503 with Retry-After).
 func (t *Tools) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return t.srv },
-		&sdk.StreamableHTTPOptions{Logger: t.log, SessionTimeout: t.opts.SessionTimeout, MaxRequestBodyBytes: server.DefaultMaxBodyBytes})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return t.srv },
+		&sdk.StreamableHTTPOptions{Logger: t.log, SessionTimeout: t.opts.SessionTimeout, MaxRequestBodyBytes: server.DefaultMaxBodyBytes,
+			DisableLocalhostProtection: t.opts.HostChecked})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// An initialize without a session id opens a session.
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, server.DefaultMaxBodyBytes+1))
+		var bte *server.BodyTimeoutError
+		switch {
+		case errors.As(err, &bte):
+			http.Error(w, bte.Error(), http.StatusRequestTimeout)
+			return
+		case err != nil:
+			http.Error(w, "read the body: "+err.Error(), http.StatusBadRequest)
+			return
+		case len(body) > server.DefaultMaxBodyBytes:
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", server.DefaultMaxBodyBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !isInitialize(body) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		release, ok := t.reserve()
+		if !ok {
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, fmt.Sprintf("too many MCP sessions: %d are open, the limit (serve --mcp-sessions); "+
+				"idle ones close after %s, or when their client ends them (DELETE)", t.opts.MaxSessions, t.opts.SessionTimeout),
+				http.StatusServiceUnavailable)
+			return
+		}
+		defer release()
+		// By the time the answer goes out, the session is initialized and
+		// counted as such: the reservation ends then, before the client
+		// can send anything else.
+		h.ServeHTTP(&firstWrite{ResponseWriter: w, fn: release}, r)
+	})
+}
+
+// isInitialize reports whether a JSON-RPC message, or batch, holds an
+// initialize request.
+func isInitialize(body []byte) bool {
+	type msg struct {
+		Method string `json:"method"`
+	}
+	var one msg
+	if json.Unmarshal(body, &one) == nil {
+		return one.Method == "initialize"
+	}
+	var batch []msg
+	if json.Unmarshal(body, &batch) == nil {
+		for _, m := range batch {
+			if m.Method == "initialize" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reserve counts an initialize in flight when the initialized sessions and
+// the initializes in flight are fewer than Options.MaxSessions; release
+// (idempotent) ends the reservation.
+func (t *Tools) reserve() (release func(), ok bool) {
+	open := t.OpenSessions()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if open+t.opening >= t.opts.MaxSessions {
+		return nil, false
+	}
+	t.opening++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.mu.Lock()
+			t.opening--
+			t.mu.Unlock()
+		})
+	}, true
+}
+
+// firstWrite calls fn before the first byte or header of the response.
+type firstWrite struct {
+	http.ResponseWriter
+	fn func()
+}
+
+func (w *firstWrite) WriteHeader(code int) {
+	w.fn()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *firstWrite) Write(b []byte) (int, error) {
+	w.fn()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *firstWrite) Flush() {
+	w.fn()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *firstWrite) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// OpenSessions returns the number of initialized MCP sessions.
+func (t *Tools) OpenSessions() int {
+	n := 0
+	for ss := range t.srv.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// admit waits for a slot of Options.Limiter; its error is the tool's.
+func (t *Tools) admit(ctx context.Context, tool string) (func(), error) {
+	release, err := t.opts.Limiter.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the server is busy: no turn came within the call's deadline of %s (%w)", tool, t.opts.ToolTimeout, err)
+	}
+	return release, nil
 }
 
 // state returns the session's state, creating it (and its clean-up when
@@ -337,6 +509,11 @@ func (t *Tools) search(ctx context.Context, req *sdk.CallToolRequest, in SearchI
 	defer func(start time.Time) { t.logCall(ctx, req, start, err) }(time.Now())
 	ctx, cancel := context.WithTimeout(ctx, t.opts.ToolTimeout)
 	defer cancel()
+	release, err := t.admit(ctx, "search_citations")
+	if err != nil {
+		return nil, out, err
+	}
+	defer release()
 	if in.K == 0 {
 		in.K = 10
 	}
@@ -363,6 +540,11 @@ func (t *Tools) getPaper(ctx context.Context, req *sdk.CallToolRequest, in Paper
 	defer func(start time.Time) { t.logCall(ctx, req, start, err) }(time.Now())
 	ctx, cancel := context.WithTimeout(ctx, t.opts.ToolTimeout)
 	defer cancel()
+	release, err := t.admit(ctx, "get_paper")
+	if err != nil {
+		return nil, out, err
+	}
+	defer release()
 	p, err := server.GetPaper(ctx, t.eng.Store(), in.ID)
 	if err != nil {
 		return nil, out, toolError("get_paper", err)
@@ -383,6 +565,14 @@ func (t *Tools) addCitation(ctx context.Context, req *sdk.CallToolRequest, in Ad
 	if strings.ContainsAny(in.Quote, "\"\n") || strings.Contains(in.Quote, "]]") {
 		return nil, out, errors.New(`add_citation: quote: a quote must be one line without double quotes or "]]"`)
 	}
+	if max := server.CiteLimits(t.opts.CiteLimits).MaxQuoteChars; max > 0 && utf8.RuneCountInString(strings.TrimSpace(in.Quote)) > max {
+		return nil, out, fmt.Errorf("add_citation: quote: more than %d characters, the limit: quote a shorter passage", max)
+	}
+	release, err := t.admit(ctx, "add_citation")
+	if err != nil {
+		return nil, out, err
+	}
+	defer release()
 	p, err := server.GetPaper(ctx, t.eng.Store(), in.ID)
 	if err != nil {
 		return nil, out, toolError("add_citation", err)
@@ -410,8 +600,13 @@ func (t *Tools) resolve(ctx context.Context, req *sdk.CallToolRequest, in Resolv
 	defer func(start time.Time) { t.logCall(ctx, req, start, err) }(time.Now())
 	ctx, cancel := context.WithTimeout(ctx, t.opts.ToolTimeout)
 	defer cancel()
+	release, err := t.admit(ctx, "resolve_citations")
+	if err != nil {
+		return nil, out, err
+	}
+	defer release()
 	res, err := server.Cite(ctx, t.eng.Store(), server.CiteRequest{Draft: in.Draft, Style: in.Style, Format: in.Format},
-		t.candidates(req.Session))
+		t.candidates(req.Session), t.opts.CiteLimits)
 	if err != nil {
 		var fe *server.FieldError
 		if errors.As(err, &fe) && fe.Details != nil {

@@ -44,7 +44,8 @@ async function search(ev) {
   const query = $("#q").value.trim();
   if (!query) { setStatus("Type some text to search for.", true); $("#q").focus(); return; }
   const req = { query, k: Number($("#k").value), pick: $("#pick").checked };
-  if ($("#dense").checked) req.retrievers = ["bm25", "dense"];
+  // The option is shown only for a database with a dense index (/healthz).
+  if (!$("#dense-option").hidden && $("#dense").checked) req.retrievers = ["bm25", "dense"];
   setStatus("Searching…");
   $("#go").disabled = true;
   try {
@@ -61,7 +62,10 @@ function render(res) {
   state.hits = res.hits;
   const list = $("#results");
   list.replaceChildren();
-  const picked = res.picked ? res.picked.id : "";
+  // A pick is a model's choice; without a model the server falls back to
+  // the top rank ("fallback": true), which is shown as that, not as a pick.
+  const picked = res.picked && !res.picked.fallback ? res.picked.id : "";
+  const fallback = res.picked && res.picked.fallback ? res.picked.id : "";
   res.hits.forEach((h, i) => {
     const absID = "abs-" + i;
     const title = el("h3", {}, el("span", { className: "rank", textContent: h.rank + "." }),
@@ -79,6 +83,9 @@ function render(res) {
       item.classList.add("picked");
       title.append(" ", el("span", { className: "badge pick", textContent: "Picked",
         title: res.picked.reason || "the candidate to cite" }));
+    } else if (h.id === fallback) {
+      title.append(" ", el("span", { className: "badge pick-fallback", textContent: "Top rank (no picker)",
+        title: res.picked.reason || "no model picked a candidate: this is the top rank" }));
     }
     const abs = el("div", { className: "abstract", id: absID, hidden: true });
     const expand = el("button", { type: "button", className: "expand", textContent: "Show abstract" });
@@ -182,6 +189,8 @@ async function health() {
   try {
     const h = await api("GET", "/healthz");
     $("#health").textContent = `${h.papers.toLocaleString()} papers indexed.`;
+    $("#dense-option").hidden = !h.dense;
+    if (!h.dense) $("#dense").checked = false;
   } catch (e) {
     $("#health").textContent = "The index is not available: " + e.message;
   }
