@@ -3,6 +3,7 @@ package corpus
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -19,12 +20,41 @@ type IngestStats struct {
 	Skipped        int // records with neither DOI, arXiv id nor title: nothing to identify them by
 	Aliases        int // new aliases stored
 	AliasConflicts int // record keys already naming a different paper (the first one is kept)
-	Unchanged      int // records stored before with the same content: nothing to do
-	Changed        int // records stored before whose content or key changed
-	Withdrawn      int // records gone from a changed file (FinishSource)
-	Recomputed     int // papers recomputed from their records with a different result
-	Removed        int // papers removed because no record of them was left
+	// KeyConflicts says where each alias conflict of a record read from
+	// a file was: the key, the record and the paper it keeps naming.
+	KeyConflicts []KeyConflict
+	Unchanged    int // records stored before with the same content: nothing to do
+	Changed      int // records stored before whose content or key changed
+	Withdrawn    int // records gone from a changed file (FinishSource)
+	Recomputed   int // papers recomputed from their records with a different result
+	Removed      int // papers removed because no record of them was left
 }
+
+// KeyConflict is a record key that already named another paper: the key
+// keeps naming that paper, and the record's paper does not get it as an
+// alias.
+type KeyConflict struct {
+	Key       string // as written
+	File      string // the record's file
+	Line      int    // and line
+	Paper     string // the ID of the record's paper
+	Other     string // the ID of the paper the key names
+	OtherFile string // where the other paper's record with this key (else its first record) was read; "" when unknown
+	OtherLine int
+}
+
+// Error describes the conflict as "FILE:LINE: duplicate key …".
+func (k KeyConflict) Error() string {
+	where := ""
+	if k.OtherFile != "" {
+		where = fmt.Sprintf(" (%s:%d)", k.OtherFile, k.OtherLine)
+	}
+	return fmt.Sprintf("%s:%d: %v %q: it already names paper %s%s, and keeps naming it; this record's paper %s is not reachable by it",
+		k.File, k.Line, ErrDuplicateKey, k.Key, k.Other, where, k.Paper)
+}
+
+// Unwrap returns ErrDuplicateKey.
+func (k KeyConflict) Unwrap() error { return ErrDuplicateKey }
 
 // checkEvery is how many records Ingest handles between ctx checks.
 const checkEvery = 256
@@ -184,9 +214,28 @@ func (s *Store) ingest(ctx context.Context, stamp string, recs []Record) (Ingest
 	irs := make([]inRecord, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
-		p := r.Paper
-		normalizePaper(&p)
-		ir := inRecord{r: r, p: p, bare: p.DOI == "" && p.ArXiv == "", line: r.Line, key: r.Key}
+		var item json.RawMessage
+		if r.Item != nil {
+			c, _, err := compactItem(r.Item)
+			if err != nil {
+				return IngestStats{}, fmt.Errorf("ingest %s:%d: item: %w", r.File, r.Line, err)
+			}
+			item = c
+		} else {
+			p := r.Paper
+			normalizePaper(&p)
+			p.ID = r.Key
+			js, err := p.MarshalJSON()
+			if err != nil {
+				return IngestStats{}, fmt.Errorf("ingest: encode record: %w", err)
+			}
+			item = js
+		}
+		p, err := PaperFromItem(item)
+		if err != nil {
+			return IngestStats{}, fmt.Errorf("ingest %s:%d: item: %w", r.File, r.Line, err)
+		}
+		ir := inRecord{r: r, p: p, bare: p.DOI == "" && p.ArXiv == "", line: r.Line, key: r.Key, js: string(item)}
 		if ir.bare && NormalizeTitle(p.Title) == "" {
 			in.st.Skipped++
 			continue
@@ -204,11 +253,6 @@ func (s *Store) ingest(ctx context.Context, stamp string, recs []Record) (Ingest
 		default:
 			ir.ref = "@" + strconv.Itoa(r.Line)
 		}
-		js, err := ir.p.MarshalJSON()
-		if err != nil {
-			return IngestStats{}, fmt.Errorf("ingest: encode record: %w", err)
-		}
-		ir.js = string(js)
 		irs = append(irs, ir)
 	}
 	if err := in.prefetch(irs); err != nil {

@@ -15,9 +15,13 @@ import (
 // lines ignored. It calls emit for each good item and onErr for each bad
 // line; name is the file name used in records and errors.
 //
-// Each emitted Record has Paper decoded by Paper.UnmarshalJSON with
-// Paper.ID = PaperID(Paper), Key = the item's "id", File = name, Line = the
-// 1-based line, and Kind = the item's "type" lower-cased. A line that is
+// Each emitted Record has Item = the item as read (compacted, see
+// PaperFromItem), Paper = PaperFromItem(Item) with Paper.ID =
+// PaperID(Paper), Key = the item's "id", File = name, Line = the 1-based
+// line, and Kind = the item's "type" lower-cased. Invalid UTF-8 is
+// replaced by U+FFFD with a Warning (ErrInvalidUTF8); an invalid DOI
+// (ErrInvalidDOI) or a key that is not a safe ID (ErrUnsafeKey) gets one
+// too. A line that is
 // not valid JSON or not an object (ErrSyntax), has a string field of the
 // wrong JSON type or bad author/issued/keyword values (ErrBadField), or has
 // no title (ErrNoTitle) is reported as a *ParseError with its line, and
@@ -194,13 +198,17 @@ var cslStringFields = []string{
 	"abstract", "arxiv", "publisher", "volume", "issue", "number", "page",
 }
 
-// cslRecord decodes one CSL-JSON item into a Record.
+// cslRecord decodes one CSL-JSON item into a Record, keeping the item.
 func cslRecord(b []byte, name string, line int) (Record, *ParseError) {
 	fail := func(err error) (Record, *ParseError) {
 		return Record{}, &ParseError{File: name, Line: line, Err: err}
 	}
+	item, fixed, cerr := compactItem(b)
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
+	if err := json.Unmarshal(item, &raw); cerr != nil || err != nil {
+		if cerr != nil {
+			err = cerr
+		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return fail(fmt.Errorf("%w: not a JSON object but %s", ErrSyntax, te.Value))
@@ -239,17 +247,29 @@ func cslRecord(b []byte, name string, line int) (Record, *ParseError) {
 			return fail(fmt.Errorf("%w: %q must be a string or an array, not %s", ErrBadField, k, jsonKind(t[0])))
 		}
 	}
-	var p Paper
-	if err := json.Unmarshal(b, &p); err != nil {
+	p, err := PaperFromItem(item)
+	if err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrBadField, err))
 	}
-	p.Title = strings.TrimSpace(p.Title)
 	if p.Title == "" {
 		return fail(ErrNoTitle)
 	}
 	key := p.ID
 	p.ID = PaperID(p)
-	return Record{Paper: p, Key: key, File: name, Line: line, Kind: strings.ToLower(p.Type)}, nil
+	rec := Record{Paper: p, Item: item, Key: key, File: name, Line: line, Kind: strings.ToLower(p.Type)}
+	if fixed {
+		for _, l := range invalidUTF8Lines(b, line) {
+			rec.Warnings = append(rec.Warnings, &Warning{File: name, Line: l, Err: ErrInvalidUTF8})
+		}
+	}
+	var doi string
+	for _, k := range []string{"DOI", "doi"} {
+		if v, ok := raw[k]; ok && json.Unmarshal(v, &doi) == nil && doi != "" {
+			break
+		}
+	}
+	checkRecord(&rec, doi)
+	return rec, nil
 }
 
 func jsonKind(c byte) string {
