@@ -43,13 +43,13 @@ type KeyConflict struct {
 	OtherLine int
 }
 
-// Error describes the conflict as "FILE:LINE: duplicate key …".
+// Error describes the conflict as "FILE:LINE: warning: duplicate key …".
 func (k KeyConflict) Error() string {
 	where := ""
 	if k.OtherFile != "" {
 		where = fmt.Sprintf(" (%s:%d)", k.OtherFile, k.OtherLine)
 	}
-	return fmt.Sprintf("%s:%d: %v %q: it already names paper %s%s, and keeps naming it; this record's paper %s is not reachable by it",
+	return fmt.Sprintf("%s:%d: warning: %v %q: it already names paper %s%s, and keeps naming it; this record's paper %s is not reachable by it",
 		k.File, k.Line, ErrDuplicateKey, k.Key, k.Other, where, k.Paper)
 }
 

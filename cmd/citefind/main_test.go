@@ -205,3 +205,38 @@ func TestEvalJSONLBenchmark(t *testing.T) {
 	assert.InDelta(t, 0.75, m["recall@10"].(float64), 1e-9)
 	assert.InDelta(t, 1.0, m["mrr@10"].(float64), 1e-9)
 }
+
+// Bad input is reported, never silently accepted: a missing path is an
+// error before the database is created, a folder without supported files
+// a warning and a failure unless --keep-going, and a query on an empty
+// database says so and how to index.
+func TestIndexInputWarnings(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	missing := filepath.Join(t.TempDir(), "missing.bib")
+	_, _, err := cli(t, "", "index", "--db", db, "--quiet", missing)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), missing)
+	assert.NoDirExists(t, db, "nothing is created")
+
+	empty := t.TempDir()
+	_, stderr, err := cli(t, "", "index", "--db", db, "--quiet", empty)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--keep-going")
+	assert.Contains(t, stderr, empty+": warning: no supported files in this folder")
+	_, _, err = cli(t, "", "index", "--db", db, "--quiet", "--keep-going", empty)
+	require.NoError(t, err)
+
+	out, stderr, err := cli(t, "", "query", "--db", db, "rank fusion")
+	require.NoError(t, err)
+	assert.Contains(t, out, "no matching papers")
+	assert.Contains(t, stderr, "holds no papers: index a bibliography first, e.g. citefind index --db "+db)
+
+	bib := filepath.Join(t.TempDir(), "refs.bib")
+	require.NoError(t, os.WriteFile(bib, []byte("@article{k, title={Caf\xe9 culture}, year={2020}}\n@article{k, title={Other paper}, year={2021}}\n"), 0o644))
+	out, stderr, err = cli(t, "", "index", "--db", db, "--quiet", bib)
+	require.NoError(t, err, "warnings do not fail the run")
+	assert.Contains(t, stderr, bib+":1: warning: invalid UTF-8 replaced by U+FFFD")
+	assert.Contains(t, stderr, bib+`:2: warning: duplicate key "k": it already names paper h:`)
+	assert.Contains(t, stderr, "("+bib+":1)")
+	assert.Contains(t, out, "warnings:          2")
+}
