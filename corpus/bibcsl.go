@@ -3,6 +3,7 @@ package corpus
 import (
 	"html"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -43,6 +44,39 @@ import (
 // capitals); HTML entities are decoded and HTML tags other than those
 // dropped. Fields other than these are not mapped.
 
+// bibMapped are the fields the conversion reads (lower case); the reader
+// keeps only these (first occurrence).
+var bibMapped = func() map[string]string {
+	m := map[string]string{}
+	for _, f := range strings.Fields(`abstract address annotation annote archiveprefix arxiv arxivid author
+		bookauthor booksubtitle booktitle booktitleaddon chapter date day director doi edition editor
+		editortype endday endmonth endyear entrysubtype eprint eprinttype eventdate eventtitle
+		howpublished hyphenation institution isbn issn issue journal journalsubtitle journaltitle
+		keywords langid library location mainsubtitle maintitle maintitleaddon month note number
+		organization origdate origlocation origpublisher origtitle pages pagetotal part pmcid pmid
+		publisher pubstate school series shortjournal shorttitle subtitle title titleaddon translator
+		type url urldate venue version volume volumes year`) {
+		m[f] = f
+	}
+	return m
+}()
+
+// mappedField returns the interned lower-case name of a field the
+// conversion reads, or "".
+func mappedField(name []byte) string {
+	var buf [24]byte
+	if len(name) > len(buf) {
+		return ""
+	}
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return bibMapped[string(buf[:len(name)])]
+}
+
 // bibField is one field of an entry, first occurrence of its name.
 type bibField struct {
 	name, val string // name lower-cased; val raw (LaTeX)
@@ -72,7 +106,7 @@ type cslBuilder struct {
 }
 
 func (b *cslBuilder) key(k string) {
-	if len(b.buf) == 0 {
+	if len(b.buf) == 0 { // the first member
 		b.buf = append(b.buf, '{')
 	} else {
 		b.buf = append(b.buf, ',')
@@ -185,8 +219,8 @@ type bibCSL struct {
 
 // fancy converts a text field: LaTeX, then HTML, to marked text.
 func fancy(v string) string {
-	if v == "" {
-		return ""
+	if v == "" || plainText(v) && !strings.ContainsAny(v, "'<&") {
+		return v // nothing to convert (and no marker)
 	}
 	return htmlToMarkers(latexToCSL(v))
 }
@@ -341,10 +375,9 @@ var bibLanguages = map[string]string{
 	"thai": "th-TH", "indonesian": "id-ID", "bulgarian": "bg-BG", "serbian": "sr-RS",
 }
 
-// csl converts the entry into its CSL-JSON item; arxiv is the entry's
-// arXiv id ("" when none), doi a DOI found in its url when it has no doi
-// field.
-func (e *bibEntry) csl() []byte {
+// csl converts the entry into its CSL-JSON item, appended to scratch[:0]
+// (the caller copies it).
+func (e *bibEntry) csl(scratch []byte) []byte {
 	c := &bibCSL{e: e, english: true}
 	et := e.typ
 
@@ -390,7 +423,7 @@ func (e *bibEntry) csl() []byte {
 	container := c.containerTitle()
 	arxiv := e.arxiv(url, stripMarkers(container), plainValue(e.get("volume")))
 
-	var b cslBuilder
+	b := cslBuilder{buf: scratch[:0]}
 	b.str("id", e.key)
 	b.str("type", e.cslType(url, firstNonEmpty(stripMarkers(container), e.get("booktitle")), doi, arxiv))
 	genre := bibString(fancy(e.get("type")))
@@ -797,7 +830,10 @@ func parseCSLNames(raw string) []cslName {
 	if strings.TrimSpace(raw) == "" {
 		return nil
 	}
-	m := latexToCSL(raw)
+	m := raw
+	if !plainText(raw) || strings.ContainsAny(raw, "'<&") {
+		m = latexToCSL(raw)
+	}
 	words := splitMarkedWords(m)
 	var out []cslName
 	start := 0
@@ -846,6 +882,12 @@ func splitMarkedWords(s string) []nameWord {
 
 // plainName is the text of name words, markers removed, entities decoded.
 func plainName(ws []nameWord) string {
+	switch {
+	case len(ws) == 0:
+		return ""
+	case len(ws) == 1 && !strings.ContainsFunc(string(ws[0]), isMarker) && strings.IndexByte(string(ws[0]), '&') < 0:
+		return string(ws[0])
+	}
 	parts := make([]string, 0, len(ws))
 	for _, w := range ws {
 		if t := stripMarkers(string(w)); t != "" {
@@ -878,10 +920,13 @@ func parseCSLName(ws []nameWord) (cslName, bool) {
 	}
 	// Split into comma parts (commas outside spans), each into words.
 	var parts [][]nameWord
-	var cur []nameWord
+	cur := make([]nameWord, 0, len(ws))
 	for _, w := range ws {
-		pieces := splitTopComma(string(w))
-		for k, p := range pieces {
+		if strings.IndexByte(string(w), ',') < 0 {
+			cur = append(cur, w)
+			continue
+		}
+		for k, p := range splitTopComma(string(w)) {
 			if k > 0 {
 				parts = append(parts, cur)
 				cur = nil
@@ -911,11 +956,13 @@ func parseCSLName(ws []nameWord) (cslName, bool) {
 		vonLast, jr, first = parts[0], parts[1], parts[2]
 	}
 	// Initials written together in the given names: "J.G." → "J. G.".
-	var spaced []nameWord
-	for _, w := range first {
-		spaced = append(spaced, addSpaceAfterPeriod(w)...)
+	if slices.ContainsFunc(first, func(w nameWord) bool { return strings.IndexByte(string(w), '.') >= 0 }) {
+		var spaced []nameWord
+		for _, w := range first {
+			spaced = append(spaced, addSpaceAfterPeriod(w)...)
+		}
+		first = spaced
 	}
-	first = spaced
 	// "Family, Given von": lower-case words after the capitalised given
 	// names are a particle, as pandoc reads them ("Oliveira, Marcos de").
 	var givenVon []nameWord

@@ -32,43 +32,41 @@ const readCheckEvery = 1000
 // calls emit for each good entry and onErr for each bad one; name is the
 // file name used in records and errors.
 //
-// Each emitted Record has Paper.ID = PaperID(Paper), Key = the citation
+// Each emitted Record has Item = the entry as a CSL-JSON item, Paper =
+// PaperFromItem(Item) with Paper.ID = PaperID(Paper), Key = the citation
 // key, File = name, Line = the 1-based line of the entry's "@", and Kind =
-// the entry type lower-cased ("inproceedings"). Entry types map to CSL
-// types: article → article-journal; inproceedings, conference →
-// paper-conference; book, proceedings → book; inbook, incollection →
-// chapter; phdthesis, mastersthesis, thesis → thesis; techreport, report →
-// report; dataset → dataset; software → software; misc, online,
-// electronic, www with an arXiv id or eprint → article; other online,
-// electronic, www → webpage (any venue, e.g. the site of a blog post, is
-// kept as its container title); misc with a URL (or a URL in howpublished,
-// "\url{…}", when there is no url field) but no venue, DOI or arXiv id →
-// webpage; any other → article.
+// the entry type lower-cased ("inproceedings").
 //
-// Fields: title, author (see below), year (the first 4-digit number, so
-// "2020a" and "{2020}" give 2020; no number gives 0, the entry is kept;
-// biblatex date when there is no year), journal/journaltitle or booktitle
-// → Venue (journal first for articles, booktitle first otherwise), doi
-// (NormalizeDOI; else a DOI in url, e.g. https://doi.org/… or
-// https://dl.acm.org/doi/…), url (for misc without url: a URL in
-// howpublished), abstract, keywords (SplitKeywords),
-// arXiv id (eprint with archivePrefix or eprinttype arXiv or neither, the
-// arxiv or arxivid fields, an arxiv.org url, "arXiv:…" in journal, DBLP's
-// journal CoRR with volume abs/…), publisher (else school, institution,
-// organization), volume, number or issue → Issue, pages ("--" → "–").
-// Text fields (title, abstract, keywords, venue, publisher, names) go
-// through LaTeXToUnicode; HTML entities (&amp; &lt; &#8217; …) are decoded
-// in them too, and simple HTML tags (<i>, <sup>, <em>, <p>, <a href=…>, …)
-// are removed from title, abstract and keywords, since ACM Digital Library
-// exports carry them. Other fields are ignored; so is a repeated field (the
-// first one counts).
+// The item is what pandoc makes of the entry (`pandoc -f bibtex -t
+// csljson`), every standard BibTeX and BibLaTeX field mapped to its CSL
+// variable, titles of English entries in sentence case keeping {protected}
+// words, with the differences listed in docs/bibtex.md; see also bibcsl.go.
+// In short, types: article → article-journal; inproceedings, conference →
+// paper-conference; book, proceedings, collection, manual → book; inbook,
+// incollection → chapter; phdthesis, mastersthesis, thesis → thesis (genre
+// "PhD thesis", "Master’s thesis" unless type says otherwise); techreport,
+// report → report; unpublished → manuscript (speech with an event);
+// dataset, software, patent, … → theirs; misc, online, electronic, www with
+// an arXiv id or eprint → article; other online, electronic, www →
+// webpage; misc with a URL (or a URL in howpublished, "\url{…}", when there
+// is no url field) but no venue, DOI or arXiv id → webpage; any other →
+// article. The DOI is the doi field as written, else a DOI in the url
+// (https://doi.org/…, https://dl.acm.org/doi/…); the arXiv id (eprint with
+// archivePrefix or eprinttype arXiv or neither, the arxiv or arxivid
+// fields, an arxiv.org url, "arXiv:…" in the journal, DBLP's journal CoRR
+// with volume abs/…) goes in the non-standard "arxiv" key. Text goes
+// through the LaTeX conversion of LaTeXToUnicode, keeping \emph, \textbf,
+// \textsc, \textsuperscript, \textsubscript as CSL markup; HTML entities
+// (&amp; &#8217; …) are decoded and HTML tags dropped, but for <i> <em> <b>
+// <strong> <sup> <sub>, kept as CSL markup, since ACM Digital Library
+// exports carry them. A repeated field counts once (the first).
 //
-// Authors: author is split on "and" outside braces (any case); each name
-// is "Family, Given", "Family, Jr, Given" (Family becomes "Family, Jr") or
-// "Given von Family" (lower-case particles go into Family: "Ludwig van
-// Beethoven" → Family "van Beethoven"); a name wholly in braces
-// ({World Health Organization}) is a Literal; "others" is dropped. Editors
-// are ignored.
+// Names (author, editor, translator, bookauthor, director) are split on
+// "and" outside braces (any case); each is "First von Last", "von Last,
+// First" or "von Last, Jr, First" (particles in dropping-particle, Jr in
+// suffix, "d’" or "al-" elided onto the family name in
+// non-dropping-particle); a name wholly in braces ({World Health
+// Organization}) is a literal; "others" is dropped.
 //
 // Errors, reported as ParseError{File: name, Line: the entry's line} and
 // wrapping ErrSyntax, ErrUndefinedMacro or ErrNoTitle: an entry or a value
@@ -141,6 +139,7 @@ type bibParser struct {
 	// badLines are the lines holding invalid UTF-8, ascending, not yet
 	// reported.
 	badLines []int
+	itemBuf  []byte // scratch for building items
 }
 
 // lineAt returns the 1-based line of data[off]. Offsets are mostly asked
@@ -483,8 +482,8 @@ key:
 			p.fail(e.line, pos, fmt.Errorf("%w: field %q without '='", ErrSyntax, lowerASCII(nameB)))
 			return nil
 		}
-		fname := lowerASCII(nameB)
-		want := !e.hasField(fname)
+		fname := mappedField(nameB)
+		want := fname != "" && !e.hasField(fname)
 		val, next, err := p.value(p.skipWS(pos+1), want, nameB)
 		if err != nil {
 			p.fail(e.line, next, err)
@@ -528,7 +527,8 @@ func (p *bibParser) finish() error {
 		p.report(e.line, fmt.Errorf("%w %q in field %q", ErrUndefinedMacro, e.undefined, e.undefIn))
 		return nil
 	}
-	item := e.csl()
+	p.itemBuf = e.csl(p.itemBuf)
+	item := bytes.Clone(p.itemBuf)
 	paper, err := PaperFromItem(item)
 	if err != nil {
 		p.report(e.line, fmt.Errorf("%w: %w", ErrBadField, err))

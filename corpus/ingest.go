@@ -91,30 +91,38 @@ func (s *Store) Ingest(ctx context.Context, recs []Record) (IngestStats, error) 
 //
 //   - A record already stored with the same content and key changes nothing
 //     (its line and stamp are updated).
-//   - A new or changed record gets its stable ID from PaperID
-//     (Record.Paper.ID is recomputed) and is matched against the store: by
-//     ID; else, for a record without DOI and arXiv id, by an absorbed "h:"
-//     ID or by fingerprint when exactly one paper has it. A matched paper is
-//     completed with Merge (empty fields filled, nothing overwritten); an
-//     unmatched one is inserted. A new paper with DOI or arXiv id absorbs
+//   - A new or changed record gets its stable ID from PaperID of its item's
+//     Paper and is matched against the store: by ID; else, for a record
+//     without DOI and arXiv id, by an absorbed "h:" ID or by fingerprint
+//     when exactly one paper has it. A matched paper's item is completed
+//     with the record's (MergeItems: variables it lacks filled, nothing
+//     overwritten); an unmatched one is inserted. A new paper with DOI or arXiv id absorbs
 //     the paper "h:"+its fingerprint if that exists and no other paper has
 //     the fingerprint; the absorbed ID becomes an alias.
 //   - Precedence: records are ordered by file (in the order files were first
 //     ingested), then line. When a paper gains a record that precedes one it
 //     has, or one of its records changes or is withdrawn, the paper is
 //     recomputed from its records: the first record wins a conflicting
-//     field, later ones fill gaps (Merge), so the result is what ingesting
+//     variable, later ones fill gaps (MergeItems), so the result is what ingesting
 //     the records afresh in that order gives. A paper left without records
 //     is removed. If the recomputed paper's ID would differ (say its only
 //     DOI record went), the paper is removed and its records are matched
 //     again one by one.
 //   - The record's Key becomes an alias of its paper unless it is empty,
 //     equal to the ID, or (case-insensitively for DOI-like keys) already
-//     names a different paper, which counts as an AliasConflict. A
+//     names a different paper, which counts as an AliasConflict (and, for
+//     a record read from a file, a KeyConflict saying where). A
 //     recomputed paper drops the key aliases no record of it has any more.
 //
-// DOI, arXiv id and keywords are stored normalised (NormalizeDOI,
-// NormalizeArXiv, SplitKeywords), the form the CSL-JSON round trip gives.
+// Each record's CSL-JSON item is stored as given (Record.Item, compacted;
+// a record without one stores its Paper's CSL-JSON form, Key as its id),
+// and its Paper is PaperFromItem of it. A paper's item is the merge of its
+// records' items in precedence order (MergeItems: the first record's item,
+// completed with the variables it lacks from the later ones, each variable
+// taken whole from one record) with "id" set to the paper ID; its Paper is
+// PaperFromItem of that (Store.Items gives the items, RecordSources the
+// records' items as read). Keys become aliases in their safe-ID form
+// (EscapeID); a key longer than MaxIDLen when escaped is not kept.
 // The generation is bumped when a paper or alias was added, changed or
 // removed; every changed paper gets the new generation (EachSince) and
 // every removed one a tombstone (RemovedSince).

@@ -31,53 +31,68 @@ var errNotObject = errors.New("not a JSON object")
 
 // objectMembers splits a valid JSON object into its members, in order.
 func objectMembers(b []byte) ([]jsonMember, error) {
+	ms := make([]jsonMember, 0, min(max(len(b)/48, 2), 32))
+	err := eachMember(b, func(key, rawKey, val []byte) error {
+		m := jsonMember{rawKey: rawKey, val: val}
+		if bytes.IndexByte(rawKey, '\\') >= 0 {
+			var k string
+			if err := json.Unmarshal(rawKey, &k); err != nil {
+				return fmt.Errorf("%w: %w", ErrSyntax, err)
+			}
+			m.key = k
+		} else {
+			m.key = string(key)
+		}
+		ms = append(ms, m)
+		return nil
+	})
+	return ms, err
+}
+
+// eachMember calls fn for each top-level member of a valid JSON object, in
+// order, with its key (without quotes, escapes not decoded), the key as
+// written and the value as written. It allocates nothing.
+func eachMember(b []byte, fn func(key, rawKey, val []byte) error) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, errNotObject
+		return errNotObject
 	}
 	i = skipSpace(b, i+1)
-	var ms []jsonMember
 	if i < len(b) && b[i] == '}' {
-		return ms, nil
+		return nil
 	}
 	for i < len(b) {
 		if b[i] != '"' {
-			return nil, fmt.Errorf("%w: want a key at offset %d", ErrSyntax, i)
+			return fmt.Errorf("%w: want a key at offset %d", ErrSyntax, i)
 		}
 		end, err := skipValue(b, i)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		m := jsonMember{rawKey: b[i:end]}
-		if bytes.IndexByte(m.rawKey, '\\') >= 0 {
-			if err := json.Unmarshal(m.rawKey, &m.key); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrSyntax, err)
-			}
-		} else {
-			m.key = string(m.rawKey[1 : len(m.rawKey)-1])
-		}
+		rawKey := b[i:end]
 		i = skipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
-			return nil, fmt.Errorf("%w: want ':' at offset %d", ErrSyntax, i)
+			return fmt.Errorf("%w: want ':' at offset %d", ErrSyntax, i)
 		}
 		i = skipSpace(b, i+1)
 		end, err = skipValue(b, i)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		m.val = b[i:end]
-		ms = append(ms, m)
+		if err := fn(rawKey[1:len(rawKey)-1], rawKey, b[i:end]); err != nil {
+			return err
+		}
 		i = skipSpace(b, end)
 		if i < len(b) && b[i] == ',' {
 			i = skipSpace(b, i+1)
 			continue
 		}
 		if i < len(b) && b[i] == '}' {
-			return ms, nil
+			return nil
 		}
-		return nil, fmt.Errorf("%w: want ',' or '}' at offset %d", ErrSyntax, i)
+		return fmt.Errorf("%w: want ',' or '}' at offset %d", ErrSyntax, i)
 	}
-	return nil, fmt.Errorf("%w: unterminated object", ErrSyntax)
+	return fmt.Errorf("%w: unterminated object", ErrSyntax)
 }
 
 func skipSpace(b []byte, i int) int {
@@ -323,6 +338,56 @@ type itemName struct {
 	Suffix              jsonText `json:"suffix"`
 }
 
+// itemNames decodes a CSL-JSON name list.
+func itemNames(v []byte) ([]itemName, error) {
+	if v[0] != '[' {
+		return nil, fmt.Errorf("want a list of names, not %s", jsonKind(v[0]))
+	}
+	var out []itemName
+	i := skipSpace(v, 1)
+	for i < len(v) && v[i] != ']' {
+		end, err := skipValue(v, i)
+		if err != nil {
+			return nil, err
+		}
+		var n itemName
+		err = eachMember(v[i:end], func(key, _, val []byte) error {
+			var dst *jsonText
+			switch string(key) {
+			case "family":
+				dst = &n.Family
+			case "given":
+				dst = &n.Given
+			case "literal":
+				dst = &n.Literal
+			case "dropping-particle":
+				dst = &n.DroppingParticle
+			case "non-dropping-particle":
+				dst = &n.NonDroppingParticle
+			case "suffix":
+				dst = &n.Suffix
+			default:
+				return nil
+			}
+			s, err := jsonString(val, string(key))
+			if err != nil {
+				return err
+			}
+			*dst = jsonText(s)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("want a name object: %w", err)
+		}
+		out = append(out, n)
+		i = skipSpace(v, end)
+		if i < len(v) && v[i] == ',' {
+			i = skipSpace(v, i+1)
+		}
+	}
+	return out, nil
+}
+
 // author folds a CSL name into an Author: the particles go before the
 // family name ("van Beethoven") and the suffix after it ("Smith, Jr."),
 // as BibTeX writes them.
@@ -346,24 +411,31 @@ func nonEmpty(ss ...string) []string {
 	return out
 }
 
-// itemFields are the CSL-JSON variables a Paper is made of.
-type itemFields struct {
-	ID        jsonText        `json:"id"`
-	Type      jsonText        `json:"type"`
-	Title     jsonText        `json:"title"`
-	Author    json.RawMessage `json:"author"`
-	Issued    json.RawMessage `json:"issued"`
-	Container jsonText        `json:"container-title"`
-	DOI       jsonText        `json:"DOI"`
-	URL       jsonText        `json:"URL"`
-	Abstract  jsonText        `json:"abstract"`
-	Keyword   json.RawMessage `json:"keyword"`
-	ArXiv     jsonText        `json:"arxiv"`
-	Publisher jsonText        `json:"publisher"`
-	Volume    jsonText        `json:"volume"`
-	Issue     jsonText        `json:"issue"`
-	Number    jsonText        `json:"number"`
-	Page      jsonText        `json:"page"`
+// jsonString decodes a JSON text value: a string, a number (kept as
+// written) or null (""); name is the variable, for errors.
+func jsonString(v []byte, name string) (string, error) {
+	switch {
+	case len(v) == 0:
+		return "", nil
+	case v[0] == '"':
+		if bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+			return string(v[1 : len(v)-1]), nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		return s, nil
+	case v[0] == '-' || v[0] >= '0' && v[0] <= '9':
+		var n json.Number
+		if err := json.Unmarshal(v, &n); err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		return string(v), nil
+	case string(v) == "null":
+		return "", nil
+	}
+	return "", fmt.Errorf("%s: want a string, not %s", name, jsonKind(v[0]))
 }
 
 // PaperFromItem derives the Paper of a CSL-JSON item, the record retrieval
@@ -386,29 +458,91 @@ type itemFields struct {
 //
 // A name's particles are put before its family name and its suffix after
 // it, as BibTeX writes them ("Ludwig", "van Beethoven"; "John", "Smith,
-// Jr."). Keys are matched as encoding/json matches struct fields
-// (exact case preferred). It fails on malformed JSON, a text variable that
-// is not a string or number, author not a list of name objects, or issued
-// not a date object.
+// Jr."). Variable names are matched exactly; a repeated one counts last.
+// It fails on an item that is not a JSON object, a text variable that is
+// not a string or number, author not a list of name objects, issued not a
+// date object, or keyword neither a string nor a list of strings. It does
+// not validate the JSON of the variables it does not read: the readers and
+// the store do (they compact every item).
 func PaperFromItem(item []byte) (Paper, error) {
-	var f itemFields
-	if err := json.Unmarshal(item, &f); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return Paper{}, fmt.Errorf("%s: %w", te.Field, err)
+	// The variables, exact names (a key written with escapes is not
+	// matched); a repeated one counts last, as in encoding/json.
+	var f struct {
+		id, typ, title, container, doi, doiLower, url, urlLower, abstract, arxiv []byte
+		publisher, volume, issue, number, page, author, issued, keyword          []byte
+	}
+	err := eachMember(item, func(key, _, val []byte) error {
+		switch string(key) {
+		case "id":
+			f.id = val
+		case "type":
+			f.typ = val
+		case "title":
+			f.title = val
+		case "container-title":
+			f.container = val
+		case "DOI":
+			f.doi = val
+		case "doi":
+			f.doiLower = val
+		case "URL":
+			f.url = val
+		case "url":
+			f.urlLower = val
+		case "abstract":
+			f.abstract = val
+		case "arxiv":
+			f.arxiv = val
+		case "publisher":
+			f.publisher = val
+		case "volume":
+			f.volume = val
+		case "issue":
+			f.issue = val
+		case "number":
+			f.number = val
+		case "page":
+			f.page = val
+		case "author":
+			f.author = val
+		case "issued":
+			f.issued = val
+		case "keyword":
+			f.keyword = val
 		}
+		return nil
+	})
+	if err != nil {
 		return Paper{}, err
 	}
-	p := Paper{
-		ID: string(f.ID), Type: string(f.Type), Title: strings.TrimSpace(stripHTML(string(f.Title))),
-		Venue: decodeEntities(string(f.Container)), DOI: CleanDOI(string(f.DOI)), URL: string(f.URL),
-		Abstract: stripHTML(string(f.Abstract)), ArXiv: NormalizeArXiv(string(f.ArXiv)),
-		Publisher: decodeEntities(string(f.Publisher)), Volume: string(f.Volume),
-		Issue: firstNonEmpty(string(f.Issue), string(f.Number)), Pages: string(f.Page),
+	var errs []error
+	str := func(v []byte, name string) string {
+		s, err := jsonString(v, name)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return s
 	}
-	if t := bytes.TrimSpace(f.Author); len(t) > 0 && string(t) != "null" {
-		var names []itemName
-		if err := json.Unmarshal(t, &names); err != nil {
+	p := Paper{
+		ID: str(f.id, "id"), Type: str(f.typ, "type"), Title: strings.TrimSpace(stripHTML(str(f.title, "title"))),
+		Venue: decodeEntities(str(f.container, "container-title")), DOI: CleanDOI(str(f.doi, "DOI")), URL: str(f.url, "URL"),
+		Abstract: stripHTML(str(f.abstract, "abstract")), ArXiv: NormalizeArXiv(str(f.arxiv, "arxiv")),
+		Publisher: decodeEntities(str(f.publisher, "publisher")), Volume: str(f.volume, "volume"),
+		Pages: str(f.page, "page"),
+	}
+	p.Issue = firstNonEmpty(str(f.issue, "issue"), str(f.number, "number"))
+	if p.DOI == "" {
+		p.DOI = CleanDOI(str(f.doiLower, "doi"))
+	}
+	if p.URL == "" {
+		p.URL = str(f.urlLower, "url")
+	}
+	if len(errs) > 0 {
+		return Paper{}, errs[0]
+	}
+	if t := f.author; len(t) > 0 && string(t) != "null" {
+		names, err := itemNames(t)
+		if err != nil {
 			return Paper{}, fmt.Errorf("author: %w", err)
 		}
 		if len(names) > 0 {
@@ -420,14 +554,14 @@ func PaperFromItem(item []byte) (Paper, error) {
 			}
 		}
 	}
-	if t := bytes.TrimSpace(f.Issued); len(t) > 0 && string(t) != "null" {
+	if t := f.issued; len(t) > 0 && string(t) != "null" {
 		y, err := yearFromCSLDate(t)
 		if err != nil {
 			return Paper{}, fmt.Errorf("issued: %w", err)
 		}
 		p.Year = y
 	}
-	if t := bytes.TrimSpace(f.Keyword); len(t) > 0 && string(t) != "null" {
+	if t := f.keyword; len(t) > 0 && string(t) != "null" {
 		var s string
 		var list []string
 		switch {

@@ -204,26 +204,27 @@ func cslRecord(b []byte, name string, line int) (Record, *ParseError) {
 		return Record{}, &ParseError{File: name, Line: line, Err: err}
 	}
 	item, fixed, cerr := compactItem(b)
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(item, &raw); cerr != nil || err != nil {
-		if cerr != nil {
-			err = cerr
-		}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fail(fmt.Errorf("%w: not a JSON object but %s", ErrSyntax, te.Value))
-		}
-		return fail(fmt.Errorf("%w: %w", ErrSyntax, err))
+	if cerr != nil {
+		return fail(fmt.Errorf("%w: %w", ErrSyntax, cerr))
 	}
-	if raw == nil {
-		return fail(fmt.Errorf("%w: not a JSON object but null", ErrSyntax))
+	ms, err := objectMembers(item)
+	if err != nil {
+		what := "null"
+		if item[0] != 'n' {
+			what = jsonKind(item[0])
+		}
+		return fail(fmt.Errorf("%w: not a JSON object but %s", ErrSyntax, what))
+	}
+	raw := make(map[string]json.RawMessage, len(ms))
+	for _, m := range ms {
+		raw[m.key] = m.val
 	}
 	for _, k := range cslStringFields {
 		v, ok := raw[k]
 		if !ok {
 			continue
 		}
-		switch t := bytes.TrimSpace(v); {
+		switch t := v; {
 		case len(t) == 0, t[0] == '"', t[0] == '-', t[0] >= '0' && t[0] <= '9', string(t) == "null":
 		default:
 			return fail(fmt.Errorf("%w: %q must be a string, not %s", ErrBadField, k, jsonKind(t[0])))
@@ -234,7 +235,7 @@ func cslRecord(b []byte, name string, line int) (Record, *ParseError) {
 		if !ok {
 			continue
 		}
-		t := bytes.TrimSpace(v)
+		t := v
 		if len(t) == 0 || string(t) == "null" {
 			continue
 		}
@@ -264,8 +265,10 @@ func cslRecord(b []byte, name string, line int) (Record, *ParseError) {
 	}
 	var doi string
 	for _, k := range []string{"DOI", "doi"} {
-		if v, ok := raw[k]; ok && json.Unmarshal(v, &doi) == nil && doi != "" {
-			break
+		if v, ok := raw[k]; ok {
+			if doi, _ = jsonString(v, k); doi != "" {
+				break
+			}
 		}
 	}
 	checkRecord(&rec, doi)

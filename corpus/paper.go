@@ -109,6 +109,22 @@ func (p *Paper) UnmarshalJSON(b []byte) error {
 }
 
 func yearFromCSLDate(v json.RawMessage) (int, error) {
+	// Fast path: {"date-parts":[[YYYY…
+	if const_ := `{"date-parts":[[`; len(v) > len(const_)+4 && string(v[:len(const_)]) == const_ {
+		y, n := 0, 0
+		for _, c := range v[len(const_):] {
+			if c < '0' || c > '9' {
+				break
+			}
+			y = y*10 + int(c-'0')
+			n++
+		}
+		if n > 0 && n < 6 {
+			if c := v[len(const_)+n]; c == ',' || c == ']' {
+				return y, nil
+			}
+		}
+	}
 	var d cslDate
 	if err := json.Unmarshal(v, &d); err != nil {
 		// date-parts given as strings, e.g. [["2020"]]
