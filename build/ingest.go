@@ -71,7 +71,7 @@ type IngestSummary struct {
 	// EmptyInputs are the input folders (or files) that gave no file to
 	// read: empty, or without a supported extension.
 	EmptyInputs []string
-	Duration       time.Duration
+	Duration    time.Duration
 }
 
 // ErrNoInput means an input folder holds no file Ingest can read.

@@ -76,7 +76,7 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	}
 	rep, err := build.Ensure(ctx, *dbDir, build.EnsureOptions{
 		Files: paths, Embedder: *embedder, Force: *force, Progress: prog, Wait: *wait,
-		OnWait:  waitingFor(c.env, *dbDir, *wait),
+		OnWait:    waitingFor(c.env, *dbDir, *wait),
 		OnError:   func(err error) { fmt.Fprintln(c.stderr, err) },
 		OnWarning: func(err error) { fmt.Fprintln(c.stderr, err) },
 	})
