@@ -184,6 +184,9 @@ func (in *ingester) commit() error {
 	if err := in.settle(); err != nil {
 		return err
 	}
+	if err := in.retryAliases(); err != nil {
+		return err
+	}
 	if in.changed {
 		if _, err := in.tx.ExecContext(in.ctx, "UPDATE generation SET n = ?", in.gen); err != nil {
 			return fmt.Errorf("bump generation: %w", err)

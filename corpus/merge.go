@@ -31,12 +31,22 @@ type ingester struct {
 	files      map[string]int64        // file path → files.seq
 	stored     map[recKey]*storedRec   // the batch's records as stored before it
 	dirty      map[string]bool         // papers to recompute from their records
+	// retry are the keys that named a paper waiting to be recomputed when
+	// their record claimed them: decided once the batch is settled (that
+	// paper may lose its records and go).
+	retry []aliasRetry
 
 	getPaper, byFingerprint                    *sql.Stmt
 	insPaper, updPaper, renamePaper, tombstone *sql.Stmt
 	getAlias, insAlias, putRecord, touchRecord *sql.Stmt
 	laterRecord, recordsOf, delPaper           *sql.Stmt
 	delAlias, renameRecords, otherRecord       *sql.Stmt
+}
+
+// aliasRetry is a key addAlias put off.
+type aliasRetry struct {
+	key, id string
+	ir      *inRecord
 }
 
 // recKey names a stored record.
@@ -516,6 +526,26 @@ func (in *ingester) add(ir *inRecord) error {
 	return in.addAlias(ir.key, id, ir)
 }
 
+// retryAliases adds the aliases put off while papers were dirty, now
+// that the batch is settled: to the paper their record belongs to now.
+func (in *ingester) retryAliases() error {
+	retry := in.retry
+	in.retry = nil
+	for _, r := range retry {
+		var id string
+		switch err := in.tx.QueryRowContext(in.ctx, "SELECT id FROM records WHERE file = ? AND ref = ?", r.ir.file, r.ir.ref).Scan(&id); {
+		case errors.Is(err, sql.ErrNoRows):
+			continue // withdrawn meanwhile
+		case err != nil:
+			return fmt.Errorf("retry alias %q: %w", r.key, err)
+		}
+		if err := in.addAlias(r.key, id, r.ir); err != nil {
+			return err
+		}
+	}
+	return nil // nothing is dirty any more: addAlias put nothing off
+}
+
 // settle recomputes the dirty papers until none is left.
 func (in *ingester) settle() error {
 	for round := 0; len(in.dirty) > 0; round++ {
@@ -733,7 +763,11 @@ func (in *ingester) addAlias(key, id string, ir *inRecord) error {
 		return err
 	}
 	if t != "" {
-		if t != id {
+		switch {
+		case t == id:
+		case in.dirty[t] && ir != nil:
+			in.retry = append(in.retry, aliasRetry{key, id, ir})
+		default:
 			return in.conflict(key, id, t, ir)
 		}
 		return nil
@@ -746,6 +780,10 @@ func (in *ingester) addAlias(key, id string, ir *inRecord) error {
 		ok, err := in.exists(f)
 		if err != nil {
 			return err
+		}
+		if ok && in.dirty[f] && ir != nil {
+			in.retry = append(in.retry, aliasRetry{key, id, ir})
+			return nil
 		}
 		if ok {
 			return in.conflict(key, id, f, ir) // the key is another paper's ID
