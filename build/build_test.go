@@ -89,7 +89,8 @@ func TestEnsureWarnings(t *testing.T) {
 	require.NoError(t, os.WriteFile(a, []byte("@article{smith2020, title={First paper}, doi={10.1/one}}\n\n"+
 		"@article{latin1, title={Caf\xe9 society}, year={2020}}\n"+
 		"@article{baddoi, title={Bad DOI}, doi={10.1145/12 34}}\n"+
-		"@article{odd|key, title={Odd key}, year={2001}}\n"), 0o644))
+		"@article{odd|key, title={Odd key}, year={2001}}\n"+
+		"@misc{badarxiv, title={Bad arXiv}, eprint={2101.1}, archivePrefix={arXiv}}\n"), 0o644))
 	require.NoError(t, os.WriteFile(b, []byte("% another file\n@article{smith2020, title={Second paper}, doi={10.1/two}}\n"), 0o644))
 	empty := filepath.Join(t.TempDir(), "empty")
 	require.NoError(t, os.Mkdir(empty, 0o755))
@@ -103,7 +104,7 @@ func TestEnsureWarnings(t *testing.T) {
 		OnWarning: func(err error) { warned = append(warned, err.Error()) },
 	})
 	require.NoError(t, err)
-	assert.Equal(t, 5, rep.Papers, "every record is stored")
+	assert.Equal(t, 6, rep.Papers, "every record is stored")
 	assert.Empty(t, rep.Ingest.Errors)
 	assert.Equal(t, []string{empty, notes}, rep.Ingest.EmptyInputs)
 	require.Len(t, rep.Ingest.Warnings, len(warned))
@@ -113,13 +114,14 @@ func TestEnsureWarnings(t *testing.T) {
 		a + ":3: warning: invalid UTF-8 replaced by U+FFFD",
 		a + `:4: warning: invalid DOI "10.1145/12 34"`,
 		a + `:5: warning: key "odd|key": it has characters that cannot appear in an ID; use it as "odd%7ckey"`,
+		a + `:6: warning: invalid arXiv id "2101.1"`,
 		b + `:2: warning: duplicate key "smith2020": it already names paper 10.1/one (` + a + `:1)`,
 	}
 	require.Len(t, warned, len(want), "%q", warned)
 	for i, w := range want {
 		assert.True(t, strings.HasPrefix(warned[i], w), "warning %d: got %q, want prefix %q", i, warned[i], w)
 	}
-	for _, w := range rep.Ingest.Warnings[2:5] {
+	for _, w := range rep.Ingest.Warnings[2:6] {
 		var cw *corpus.Warning
 		require.ErrorAs(t, w, &cw)
 	}
@@ -127,5 +129,6 @@ func TestEnsureWarnings(t *testing.T) {
 	assert.ErrorIs(t, rep.Ingest.Warnings[2], corpus.ErrInvalidUTF8)
 	assert.ErrorIs(t, rep.Ingest.Warnings[3], corpus.ErrInvalidDOI)
 	assert.ErrorIs(t, rep.Ingest.Warnings[4], corpus.ErrUnsafeKey)
-	assert.ErrorIs(t, rep.Ingest.Warnings[5], corpus.ErrDuplicateKey)
+	assert.ErrorIs(t, rep.Ingest.Warnings[5], corpus.ErrInvalidArXiv)
+	assert.ErrorIs(t, rep.Ingest.Warnings[6], corpus.ErrDuplicateKey)
 }

@@ -82,8 +82,9 @@ const readCheckEvery = 1000
 // build huge strings. Invalid UTF-8 is replaced by U+FFFD; the record
 // holding it gets a Warning (ErrInvalidUTF8) naming each line concerned
 // (in text between entries it is ignored: nothing of it is stored). So
-// does a record whose doi field is not a valid DOI (ErrInvalidDOI) or
-// whose key is not a safe ID (ErrUnsafeKey, see checkRecord). emit's
+// does a record whose doi field is not a valid DOI (ErrInvalidDOI), whose
+// arXiv id is not one (ErrInvalidArXiv) or whose key is not a safe ID
+// (ErrUnsafeKey, see checkRecord). emit's
 // error stops reading and is returned as is; read errors and a cancelled
 // ctx (checked every 1000 entries) are returned wrapped.
 func ReadBibTeX(ctx context.Context, r io.Reader, name string, emit func(Record) error, onErr func(*ParseError)) error {
@@ -553,7 +554,11 @@ func (p *bibParser) finish() error {
 			p.badLines = p.badLines[1:]
 		}
 	}
-	checkRecord(&rec, plainValue(e.get("doi")))
+	arxiv := firstNonEmpty(e.get("arxiv"), e.get("arxivid"))
+	if pre := strings.ToLower(plainValue(firstNonEmpty(e.get("archiveprefix"), e.get("eprinttype")))); pre == "arxiv" && arxiv == "" {
+		arxiv = e.get("eprint")
+	}
+	checkRecord(&rec, plainValue(e.get("doi")), plainValue(arxiv))
 	return p.emit(rec)
 }
 

@@ -38,6 +38,10 @@ var (
 	// ErrInvalidDOI means a record's DOI is not a valid DOI (see CleanDOI);
 	// the paper is identified without it.
 	ErrInvalidDOI = errors.New("invalid DOI")
+	// ErrInvalidArXiv means a record's arXiv id (the CSL "arxiv" key, a
+	// BibTeX eprint of archivePrefix arXiv, arxiv or arxivid) is not one
+	// (see NormalizeArXiv); the paper is identified without it.
+	ErrInvalidArXiv = errors.New("invalid arXiv id")
 	// ErrUnsafeKey means a record's key is not a safe ID (ValidID): its
 	// alias is the escaped key (EscapeID), or none when that is longer
 	// than MaxIDLen.

@@ -20,8 +20,8 @@ import (
 // PaperID(Paper), Key = the item's "id", File = name, Line = the 1-based
 // line, and Kind = the item's "type" lower-cased. Invalid UTF-8 is
 // replaced by U+FFFD with a Warning (ErrInvalidUTF8); an invalid DOI
-// (ErrInvalidDOI) or a key that is not a safe ID (ErrUnsafeKey) gets one
-// too. A line that is
+// (ErrInvalidDOI) or arXiv id (ErrInvalidArXiv) or a key that is not a
+// safe ID (ErrUnsafeKey) gets one too. A line that is
 // not valid JSON or not an object (ErrSyntax), has a string field of the
 // wrong JSON type or bad author/issued/keyword values (ErrBadField), or has
 // no title (ErrNoTitle) is reported as a *ParseError with its line, and
@@ -271,7 +271,11 @@ func cslRecord(b []byte, name string, line int) (Record, *ParseError) {
 			}
 		}
 	}
-	checkRecord(&rec, doi)
+	var arxiv string
+	if v, ok := raw["arxiv"]; ok {
+		arxiv, _ = jsonString(v, "arxiv")
+	}
+	checkRecord(&rec, doi, arxiv)
 	return rec, nil
 }
 

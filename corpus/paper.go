@@ -336,12 +336,16 @@ type Warning struct {
 func (w *Warning) Error() string { return fmt.Sprintf("%s:%d: warning: %v", w.File, w.Line, w.Err) }
 func (w *Warning) Unwrap() error { return w.Err }
 
-// checkRecord adds the warnings about a read record's DOI (rawDOI, as
-// written in its file) and key.
-func checkRecord(r *Record, rawDOI string) {
+// checkRecord adds the warnings about a read record's DOI and arXiv id (as
+// written in its file; rawArXiv only when given as one) and key.
+func checkRecord(r *Record, rawDOI, rawArXiv string) {
 	if d := strings.TrimSpace(rawDOI); d != "" && CleanDOI(d) == "" {
 		r.Warnings = append(r.Warnings, &Warning{File: r.File, Line: r.Line,
 			Err: fmt.Errorf("%w %q (want 10.NNNN/suffix without white space); the paper is identified without it", ErrInvalidDOI, d)})
+	}
+	if a := strings.TrimSpace(rawArXiv); a != "" && NormalizeArXiv(a) == "" {
+		r.Warnings = append(r.Warnings, &Warning{File: r.File, Line: r.Line,
+			Err: fmt.Errorf("%w %q (want 2004.04906 or cs/0112017, with or without version); the paper is identified without it", ErrInvalidArXiv, a)})
 	}
 	if r.Key != "" && !ValidID(r.Key) {
 		if a := EscapeID(r.Key); len(a) <= MaxIDLen {
