@@ -562,7 +562,8 @@ func (e *bibEntry) csl(scratch []byte) []byte {
 
 // containerTitle is the marked container title: for parts of books and
 // proceedings the maintitle or booktitle (in sentence case), else the
-// journal (as written), with their subtitles and addons.
+// journal (as written), else a booktitle (as written), with their
+// subtitles and addons.
 func (c *bibCSL) containerTitle() string {
 	e := c.e
 	var t, sub, addon string
@@ -575,8 +576,12 @@ func (c *bibCSL) containerTitle() string {
 		t, sub, addon = c.title(e.get("booktitle")), c.title(e.get("booksubtitle")), c.title(e.get("booktitleaddon"))
 	case e.hasField("journaltitle"):
 		t, sub = fancy(e.get("journaltitle")), fancy(e.get("journalsubtitle"))
-	default:
+	case e.hasField("journal"):
 		t, sub = fancy(e.get("journal")), fancy(e.get("journalsubtitle"))
+	default:
+		// A booktitle where pandoc reads none (misc, online, article …):
+		// the site or collection the work is part of, kept as written.
+		t, sub = fancy(e.get("booktitle")), fancy(e.get("booksubtitle"))
 	}
 	return concatWith('.', concatWith(':', t, sub), addon)
 }
