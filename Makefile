@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-compare bench-serve bench-hostile screenshots sweep lint fmt clean
+.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-bibtex bench-compare bench-serve bench-hostile screenshots sweep lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
@@ -134,6 +134,15 @@ bench-hostile: build
 # dense index).
 screenshots:
 	CITEFIND_E2E_DB=$(abspath $(BENCH_DB)) CITEFIND_E2E_DENSE=$(E2E_DENSE) $(GO) test -run TestBrowser -count=1 ./server/ -screenshots $(CURDIR)/docs/img
+
+# BibTeX → CSL-JSON agreement with pandoc (`pandoc -f bibtex -t csljson`,
+# scripts/install-test-deps.sh installs it) over the whole ACM-CR
+# collection, variable by variable (docs/bibtex.md). pandoc's output is kept
+# in benchmarks/out/pandoc-acm, so a second run takes seconds.
+bench-bibtex:
+	bash scripts/install-test-deps.sh
+	@mkdir -p benchmarks/out
+	$(GO) run ./benchmarks/bibtex-pandoc -cache benchmarks/out/pandoc-acm -examples 4 $(ACMCR)/data/acm-dl | tee benchmarks/out/bibtex-pandoc.md
 
 # citefind and Xapian in one run, with ratios (docs/benchmarks.md).
 bench-compare: build

@@ -3,12 +3,14 @@ package build_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/build"
+	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/db"
 )
 
@@ -55,11 +57,78 @@ func TestEnsureReportsBadInput(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.bib")
 	require.NoError(t, os.WriteFile(bad, []byte("@article{ok, title={A title}, year={2020}}\n@article{broken, title={Unclosed\n"), 0o644))
 	var seen []error
-	rep, err := build.Ensure(ctx, dir, build.EnsureOptions{Files: []string{bad, filepath.Join(dir, "missing.bib")}, OnError: func(err error) { seen = append(seen, err) }})
+	rep, err := build.Ensure(ctx, dir, build.EnsureOptions{Files: []string{bad}, OnError: func(err error) { seen = append(seen, err) }})
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.Papers, "the good record is stored")
-	assert.Len(t, rep.Ingest.Errors, 2, "the bad record and the missing file")
+	require.Len(t, rep.Ingest.Errors, 1, "the bad record")
 	assert.Equal(t, rep.Ingest.Errors, seen)
-	assert.Contains(t, rep.Ingest.Errors[0].Error(), "missing.bib")
-	assert.Contains(t, rep.Ingest.Errors[1].Error(), "bad.bib:2")
+	assert.Contains(t, rep.Ingest.Errors[0].Error(), "bad.bib:2")
+}
+
+// A missing input is an error before anything is created: no database
+// folder, no empty store.
+func TestEnsureRefusesMissingInput(t *testing.T) {
+	ctx := t.Context()
+	dir := filepath.Join(t.TempDir(), "db")
+	good := filepath.Join(t.TempDir(), "good.bib")
+	require.NoError(t, os.WriteFile(good, []byte("@article{ok, title={A title}, year={2020}}\n"), 0o644))
+	missing := filepath.Join(t.TempDir(), "missing.bib")
+	_, err := build.Ensure(ctx, dir, build.EnsureOptions{Files: []string{good, missing}})
+	require.ErrorIs(t, err, build.ErrMissingInput)
+	assert.Contains(t, err.Error(), missing)
+	assert.NoDirExists(t, dir)
+}
+
+// Warnings: problems that do not stop a record from being stored are
+// reported with FILE:LINE, and a folder without supported files too.
+func TestEnsureWarnings(t *testing.T) {
+	ctx := t.Context()
+	in := t.TempDir()
+	a := filepath.Join(in, "a.bib")
+	b := filepath.Join(in, "b.bib")
+	require.NoError(t, os.WriteFile(a, []byte("@article{smith2020, title={First paper}, doi={10.1/one}}\n\n"+
+		"@article{latin1, title={Caf\xe9 society}, year={2020}}\n"+
+		"@article{baddoi, title={Bad DOI}, doi={10.1145/12 34}}\n"+
+		"@article{odd|key, title={Odd key}, year={2001}}\n"+
+		"@misc{badarxiv, title={Bad arXiv}, eprint={2101.1}, archivePrefix={arXiv}}\n"), 0o644))
+	require.NoError(t, os.WriteFile(b, []byte("% another file\n@article{smith2020, title={Second paper}, doi={10.1/two}}\n"), 0o644))
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	notes := filepath.Join(t.TempDir(), "notes")
+	require.NoError(t, os.Mkdir(notes, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(notes, "readme.txt"), []byte("x"), 0o644))
+
+	var warned []string
+	rep, err := build.Ensure(ctx, filepath.Join(t.TempDir(), "db"), build.EnsureOptions{
+		Files:     []string{a, b, empty, notes},
+		OnWarning: func(err error) { warned = append(warned, err.Error()) },
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 6, rep.Papers, "every record is stored")
+	assert.Empty(t, rep.Ingest.Errors)
+	assert.Equal(t, []string{empty, notes}, rep.Ingest.EmptyInputs)
+	require.Len(t, rep.Ingest.Warnings, len(warned))
+	want := []string{
+		empty + ": warning: no supported files in this folder",
+		notes + ": warning: no supported files in this folder",
+		a + ":3: warning: invalid UTF-8 replaced by U+FFFD",
+		a + `:4: warning: invalid DOI "10.1145/12 34"`,
+		a + `:5: warning: key "odd|key": it has characters that cannot appear in an ID; use it as "odd%7ckey"`,
+		a + `:6: warning: invalid arXiv id "2101.1"`,
+		b + `:2: warning: duplicate key "smith2020": it already names paper 10.1/one (` + a + `:1)`,
+	}
+	require.Len(t, warned, len(want), "%q", warned)
+	for i, w := range want {
+		assert.True(t, strings.HasPrefix(warned[i], w), "warning %d: got %q, want prefix %q", i, warned[i], w)
+	}
+	for _, w := range rep.Ingest.Warnings[2:6] {
+		var cw *corpus.Warning
+		require.ErrorAs(t, w, &cw)
+	}
+	assert.ErrorIs(t, rep.Ingest.Warnings[0], build.ErrNoInput)
+	assert.ErrorIs(t, rep.Ingest.Warnings[2], corpus.ErrInvalidUTF8)
+	assert.ErrorIs(t, rep.Ingest.Warnings[3], corpus.ErrInvalidDOI)
+	assert.ErrorIs(t, rep.Ingest.Warnings[4], corpus.ErrUnsafeKey)
+	assert.ErrorIs(t, rep.Ingest.Warnings[5], corpus.ErrInvalidArXiv)
+	assert.ErrorIs(t, rep.Ingest.Warnings[6], corpus.ErrDuplicateKey)
 }

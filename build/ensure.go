@@ -34,6 +34,9 @@ type EnsureOptions struct {
 	// print "FILE:LINE: cause"); nil ignores them (they are in the
 	// report).
 	OnError func(error)
+	// OnWarning is called for every warning (see IngestOptions.OnWarning);
+	// nil ignores them (they are in the report).
+	OnWarning func(error)
 	// Wait is how long to wait for another writer of the database; 0
 	// means db.DefaultLockWait, negative tries once.
 	Wait time.Duration
@@ -69,8 +72,15 @@ var ErrOtherCollection = fmt.Errorf("the database holds another collection")
 // indexes up to date (Indexes) and writes the pipeline of the database's
 // embedder when it has none (db.DB.EnsurePipeline). It is what `index`,
 // `eval` (benchmark databases) and the sample database of the tests run.
+//
+// An input path that does not exist is an error (wrapping
+// ErrMissingInput, naming every such path) before anything is created or
+// read.
 func Ensure(ctx context.Context, dir string, opts EnsureOptions) (EnsureReport, error) {
 	var rep EnsureReport
+	if err := CheckInputs(opts.Files); err != nil {
+		return rep, err
+	}
 	wait := opts.Wait
 	if wait == 0 {
 		wait = db.DefaultLockWait
@@ -111,7 +121,7 @@ func Ensure(ctx context.Context, dir string, opts EnsureOptions) (EnsureReport, 
 	if rep.New && opts.OnNew != nil {
 		opts.OnNew()
 	}
-	if rep.Ingest, err = Ingest(ctx, d.Store, opts.Files, IngestOptions{Keep: opts.Keep, Progress: opts.Progress, Force: opts.Force, OnError: opts.OnError}); err != nil {
+	if rep.Ingest, err = Ingest(ctx, d.Store, opts.Files, IngestOptions{Keep: opts.Keep, Progress: opts.Progress, Force: opts.Force, OnError: opts.OnError, OnWarning: opts.OnWarning}); err != nil {
 		return rep, err
 	}
 	if rep.Build, err = Indexes(ctx, d, Options{Progress: opts.Progress, Force: opts.Force, Embedder: opts.Embedder}); err != nil {

@@ -38,6 +38,13 @@ type IngestOptions struct {
 	// OnError is called for every bad record or unreadable file as it is
 	// found (e.g. to print "FILE:LINE: cause"); it may be nil.
 	OnError func(error)
+	// OnWarning is called for every problem that did not stop a record
+	// from being stored, as it is found: a record's *corpus.Warning
+	// (invalid UTF-8, an invalid DOI, a key that is not a safe ID), a
+	// corpus.KeyConflict (a key already naming another paper, with both
+	// FILE:LINE), and an input folder without supported files
+	// (ErrNoInput). It may be nil.
+	OnWarning func(error)
 	// Force re-reads files the store has already ingested unchanged.
 	Force bool
 }
@@ -58,8 +65,21 @@ type IngestSummary struct {
 	Removed        int            // papers removed because no record of them was left
 	Filtered       map[string]int // records dropped by IngestOptions.Keep, by reason
 	Errors         []error        // bad records (*corpus.ParseError) and unreadable files, in order
-	Duration       time.Duration
+	// Warnings are the problems reported through IngestOptions.OnWarning,
+	// in order.
+	Warnings []error
+	// EmptyInputs are the input folders (or files) that gave no file to
+	// read: empty, or without a supported extension.
+	EmptyInputs []string
+	Duration    time.Duration
 }
+
+// ErrNoInput means an input folder holds no file Ingest can read.
+var ErrNoInput = errors.New("no supported files")
+
+// ErrMissingInput means an input path does not exist (or cannot be
+// read); Ensure refuses to start.
+var ErrMissingInput = errors.New("input not found")
 
 func (s *IngestSummary) add(st corpus.IngestStats) {
 	s.Added += st.Added
@@ -103,6 +123,13 @@ type inputFile struct {
 // walked and its files with a supported extension are taken, in lexical
 // order. ignored counts the other files found in folders.
 func CollectFiles(paths []string) (files []string, ignored int, err error) {
+	files, ignored, _, err = collectFiles(paths)
+	return files, ignored, err
+}
+
+// collectFiles is CollectFiles that also returns the folders that gave no
+// file to read.
+func collectFiles(paths []string) (files []string, ignored int, empty []string, err error) {
 	exts := corpus.Extensions()
 	supported := func(p string) bool { return slices.Contains(exts, strings.ToLower(filepath.Ext(p))) }
 	var errs []error
@@ -120,6 +147,7 @@ func CollectFiles(paths []string) (files []string, ignored int, err error) {
 			files = append(files, p)
 			continue
 		}
+		before := len(files)
 		walkErr := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -136,9 +164,23 @@ func CollectFiles(paths []string) (files []string, ignored int, err error) {
 		})
 		if walkErr != nil {
 			errs = append(errs, fmt.Errorf("walk %s: %w", p, walkErr))
+		} else if len(files) == before {
+			empty = append(empty, p)
 		}
 	}
-	return files, ignored, errors.Join(errs...)
+	return files, ignored, empty, errors.Join(errs...)
+}
+
+// CheckInputs returns an error wrapping ErrMissingInput that names every
+// path that does not exist or cannot be read, or nil.
+func CheckInputs(paths []string) error {
+	var errs []error
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %s: %w", ErrMissingInput, p, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // fileBatch is the records of one input file, handed from the reader to the
@@ -178,12 +220,22 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 			opts.OnError(err)
 		}
 	}
-	files, ignored, err := CollectFiles(paths)
+	warn := func(err error) {
+		sum.Warnings = append(sum.Warnings, err)
+		if opts.OnWarning != nil {
+			opts.OnWarning(err)
+		}
+	}
+	files, ignored, empty, err := collectFiles(paths)
 	sum.FilesIgnored = ignored
 	if err != nil {
 		for _, e := range unjoin(err) {
 			report(e)
 		}
+	}
+	for _, p := range empty {
+		sum.EmptyInputs = append(sum.EmptyInputs, p)
+		warn(fmt.Errorf("%s: warning: %w in this folder (supported: %s)", p, ErrNoInput, strings.Join(corpus.Extensions(), " ")))
 	}
 	batchSize := opts.BatchSize
 	if batchSize <= 0 {
@@ -289,12 +341,20 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 				}
 			}
 			sum.Read += len(fb.recs)
+			for _, r := range fb.recs {
+				for _, w := range r.Warnings {
+					warn(w)
+				}
+			}
 			if len(keep) > 0 {
 				st1, err := st.IngestSource(gctx, fb.source(), keep)
 				if err != nil {
 					return fmt.Errorf("store records of %s: %w", fb.path, err)
 				}
 				sum.add(st1)
+				for _, kc := range st1.KeyConflicts {
+					warn(kc)
+				}
 			}
 			if fb.last {
 				if fb.sum != "" { // "" when the file could not be read

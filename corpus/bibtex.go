@@ -19,8 +19,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -32,43 +32,41 @@ const readCheckEvery = 1000
 // calls emit for each good entry and onErr for each bad one; name is the
 // file name used in records and errors.
 //
-// Each emitted Record has Paper.ID = PaperID(Paper), Key = the citation
+// Each emitted Record has Item = the entry as a CSL-JSON item, Paper =
+// PaperFromItem(Item) with Paper.ID = PaperID(Paper), Key = the citation
 // key, File = name, Line = the 1-based line of the entry's "@", and Kind =
-// the entry type lower-cased ("inproceedings"). Entry types map to CSL
-// types: article → article-journal; inproceedings, conference →
-// paper-conference; book, proceedings → book; inbook, incollection →
-// chapter; phdthesis, mastersthesis, thesis → thesis; techreport, report →
-// report; dataset → dataset; software → software; misc, online,
-// electronic, www with an arXiv id or eprint → article; other online,
-// electronic, www → webpage (any venue, e.g. the site of a blog post, is
-// kept as its container title); misc with a URL (or a URL in howpublished,
-// "\url{…}", when there is no url field) but no venue, DOI or arXiv id →
-// webpage; any other → article.
+// the entry type lower-cased ("inproceedings").
 //
-// Fields: title, author (see below), year (the first 4-digit number, so
-// "2020a" and "{2020}" give 2020; no number gives 0, the entry is kept;
-// biblatex date when there is no year), journal/journaltitle or booktitle
-// → Venue (journal first for articles, booktitle first otherwise), doi
-// (NormalizeDOI; else a DOI in url, e.g. https://doi.org/… or
-// https://dl.acm.org/doi/…), url (for misc without url: a URL in
-// howpublished), abstract, keywords (SplitKeywords),
-// arXiv id (eprint with archivePrefix or eprinttype arXiv or neither, the
-// arxiv or arxivid fields, an arxiv.org url, "arXiv:…" in journal, DBLP's
-// journal CoRR with volume abs/…), publisher (else school, institution,
-// organization), volume, number or issue → Issue, pages ("--" → "–").
-// Text fields (title, abstract, keywords, venue, publisher, names) go
-// through LaTeXToUnicode; HTML entities (&amp; &lt; &#8217; …) are decoded
-// in them too, and simple HTML tags (<i>, <sup>, <em>, <p>, <a href=…>, …)
-// are removed from title, abstract and keywords, since ACM Digital Library
-// exports carry them. Other fields are ignored; so is a repeated field (the
-// first one counts).
+// The item is what pandoc makes of the entry (`pandoc -f bibtex -t
+// csljson`), every standard BibTeX and BibLaTeX field mapped to its CSL
+// variable, titles of English entries in sentence case keeping {protected}
+// words, with the differences listed in docs/bibtex.md; see also bibcsl.go.
+// In short, types: article → article-journal; inproceedings, conference →
+// paper-conference; book, proceedings, collection, manual → book; inbook,
+// incollection → chapter; phdthesis, mastersthesis, thesis → thesis (genre
+// "PhD thesis", "Master’s thesis" unless type says otherwise); techreport,
+// report → report; unpublished → manuscript (speech with an event);
+// dataset, software, patent, … → theirs; misc, online, electronic, www with
+// an arXiv id or eprint → article; other online, electronic, www →
+// webpage; misc with a URL (or a URL in howpublished, "\url{…}", when there
+// is no url field) but no venue, DOI or arXiv id → webpage; any other →
+// article. The DOI is the doi field as written, else a DOI in the url
+// (https://doi.org/…, https://dl.acm.org/doi/…); the arXiv id (eprint with
+// archivePrefix or eprinttype arXiv or neither, the arxiv or arxivid
+// fields, an arxiv.org url, "arXiv:…" in the journal, DBLP's journal CoRR
+// with volume abs/…) goes in the non-standard "arxiv" key. Text goes
+// through the LaTeX conversion of LaTeXToUnicode, keeping \emph, \textbf,
+// \textsc, \textsuperscript, \textsubscript as CSL markup; HTML entities
+// (&amp; &#8217; …) are decoded and HTML tags dropped, but for <i> <em> <b>
+// <strong> <sup> <sub>, kept as CSL markup, since ACM Digital Library
+// exports carry them. A repeated field counts once (the first).
 //
-// Authors: author is split on "and" outside braces (any case); each name
-// is "Family, Given", "Family, Jr, Given" (Family becomes "Family, Jr") or
-// "Given von Family" (lower-case particles go into Family: "Ludwig van
-// Beethoven" → Family "van Beethoven"); a name wholly in braces
-// ({World Health Organization}) is a Literal; "others" is dropped. Editors
-// are ignored.
+// Names (author, editor, translator, bookauthor, director) are split on
+// "and" outside braces (any case); each is "First von Last", "von Last,
+// First" or "von Last, Jr, First" (particles in dropping-particle, Jr in
+// suffix, "d’" or "al-" elided onto the family name in
+// non-dropping-particle); a name wholly in braces ({World Health
+// Organization}) is a literal; "others" is dropped.
 //
 // Errors, reported as ParseError{File: name, Line: the entry's line} and
 // wrapping ErrSyntax, ErrUndefinedMacro or ErrNoTitle: an entry or a value
@@ -81,9 +79,14 @@ const readCheckEvery = 1000
 //
 // An @string value may be at most 64 KiB and a "#"-concatenated field
 // value at most 4 MiB (ErrSyntax beyond), so that a small file cannot
-// build huge strings. Invalid UTF-8 is replaced by U+FFFD. emit's error stops reading and is
-// returned as is; read errors and a cancelled ctx (checked every 1000
-// entries) are returned wrapped.
+// build huge strings. Invalid UTF-8 is replaced by U+FFFD; the record
+// holding it gets a Warning (ErrInvalidUTF8) naming each line concerned
+// (in text between entries it is ignored: nothing of it is stored). So
+// does a record whose doi field is not a valid DOI (ErrInvalidDOI), whose
+// arXiv id is not one (ErrInvalidArXiv) or whose key is not a safe ID
+// (ErrUnsafeKey, see checkRecord). emit's
+// error stops reading and is returned as is; read errors and a cancelled
+// ctx (checked every 1000 entries) are returned wrapped.
 func ReadBibTeX(ctx context.Context, r io.Reader, name string, emit func(Record) error, onErr func(*ParseError)) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -94,54 +97,16 @@ func ReadBibTeX(ctx context.Context, r io.Reader, name string, emit func(Record)
 
 func readBibTeX(ctx context.Context, data []byte, name string, emit func(Record) error, onErr func(*ParseError)) error {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	var bad []int
 	if !utf8.Valid(data) {
+		bad = invalidUTF8Lines(data, 1)
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
 	}
 	p := bibParser{
 		ctx: ctx, data: data, name: name, emit: emit, onErr: onErr,
-		lnLine: 1, macros: map[string]string{},
+		lnLine: 1, macros: map[string]string{}, badLines: bad,
 	}
 	return p.parse()
-}
-
-// Field slots of an entry that the reader uses.
-const (
-	fTitle = iota
-	fAuthor
-	fYear
-	fDate
-	fJournal
-	fJournalTitle
-	fBooktitle
-	fDOI
-	fURL
-	fAbstract
-	fKeywords
-	fEprint
-	fArchivePrefix
-	fEprintType
-	fArxiv
-	fArxivID
-	fPublisher
-	fSchool
-	fInstitution
-	fOrganization
-	fVolume
-	fNumber
-	fIssue
-	fPages
-	fHowPublished
-	numFields
-)
-
-var bibFieldIndex = map[string]int{
-	"title": fTitle, "author": fAuthor, "year": fYear, "date": fDate,
-	"journal": fJournal, "journaltitle": fJournalTitle, "booktitle": fBooktitle,
-	"doi": fDOI, "url": fURL, "abstract": fAbstract, "keywords": fKeywords,
-	"eprint": fEprint, "archiveprefix": fArchivePrefix, "eprinttype": fEprintType,
-	"arxiv": fArxiv, "arxivid": fArxivID, "publisher": fPublisher, "school": fSchool,
-	"institution": fInstitution, "organization": fOrganization, "volume": fVolume,
-	"number": fNumber, "issue": fIssue, "pages": fPages, "howpublished": fHowPublished,
 }
 
 // bibMonths are the predefined month macros.
@@ -154,10 +119,9 @@ var bibMonths = map[string]string{
 type bibEntry struct {
 	typ, key  string
 	line      int
-	f         [numFields]string
-	has       [numFields]bool
-	undefined string // first undefined macro used, if any
-	undefIn   string // the field it was used in
+	fields    []bibField // in order; the first of a repeated field
+	undefined string     // first undefined macro used, if any
+	undefIn   string     // the field it was used in
 }
 
 type bibParser struct {
@@ -173,6 +137,10 @@ type bibParser struct {
 	seen   int               // entries handled, for context checks
 	buf    []byte            // scratch for concatenated values
 	e      bibEntry
+	// badLines are the lines holding invalid UTF-8, ascending, not yet
+	// reported.
+	badLines []int
+	itemBuf  []byte // scratch for building items
 }
 
 // lineAt returns the 1-based line of data[off]. Offsets are mostly asked
@@ -435,7 +403,7 @@ func (p *bibParser) entry(at int, typ string, k int) error {
 	data := p.data
 	closer := closerOf(data[k])
 	e := &p.e
-	*e = bibEntry{typ: typ, line: p.lineAt(at)}
+	*e = bibEntry{typ: typ, line: p.lineAt(at), fields: e.fields[:0]}
 	unterminated := func() error {
 		return fmt.Errorf("%w: entry not terminated: missing closing %q", ErrSyntax, closer)
 	}
@@ -515,8 +483,8 @@ key:
 			p.fail(e.line, pos, fmt.Errorf("%w: field %q without '='", ErrSyntax, lowerASCII(nameB)))
 			return nil
 		}
-		idx := fieldIndex(nameB)
-		want := idx >= 0 && !e.has[idx]
+		fname := mappedField(nameB)
+		want := fname != "" && !e.hasField(fname)
 		val, next, err := p.value(p.skipWS(pos+1), want, nameB)
 		if err != nil {
 			p.fail(e.line, next, err)
@@ -526,7 +494,7 @@ key:
 			e.undefIn = lowerASCII(nameB)
 		}
 		if want {
-			e.f[idx], e.has[idx] = val, true
+			e.fields = append(e.fields, bibField{fname, val})
 		}
 		pos = p.skipWS(next)
 		if pos >= len(data) {
@@ -560,7 +528,13 @@ func (p *bibParser) finish() error {
 		p.report(e.line, fmt.Errorf("%w %q in field %q", ErrUndefinedMacro, e.undefined, e.undefIn))
 		return nil
 	}
-	paper := e.paper()
+	p.itemBuf = e.csl(p.itemBuf)
+	item := bytes.Clone(p.itemBuf)
+	paper, err := PaperFromItem(item)
+	if err != nil {
+		p.report(e.line, fmt.Errorf("%w: %w", ErrBadField, err))
+		return nil
+	}
 	if paper.Title == "" {
 		p.report(e.line, ErrNoTitle)
 		return nil
@@ -569,7 +543,23 @@ func (p *bibParser) finish() error {
 	if p.emit == nil {
 		return nil
 	}
-	return p.emit(Record{Paper: paper, Key: e.key, File: p.name, Line: e.line, Kind: e.typ})
+	rec := Record{Paper: paper, Item: item, Key: e.key, File: p.name, Line: e.line, Kind: e.typ}
+	for len(p.badLines) > 0 && p.badLines[0] < e.line {
+		p.badLines = p.badLines[1:] // in text between entries: nothing of it is stored
+	}
+	if len(p.badLines) > 0 {
+		end := p.lineAt(p.pos)
+		for len(p.badLines) > 0 && p.badLines[0] <= end {
+			rec.Warnings = append(rec.Warnings, &Warning{File: p.name, Line: p.badLines[0], Err: ErrInvalidUTF8})
+			p.badLines = p.badLines[1:]
+		}
+	}
+	arxiv := firstNonEmpty(e.get("arxiv"), e.get("arxivid"))
+	if pre := strings.ToLower(plainValue(firstNonEmpty(e.get("archiveprefix"), e.get("eprinttype")))); pre == "arxiv" && arxiv == "" {
+		arxiv = e.get("eprint")
+	}
+	checkRecord(&rec, plainValue(e.get("doi")), plainValue(arxiv))
+	return p.emit(rec)
 }
 
 // value reads a field value starting at data[pos]: parts in braces, in
@@ -743,24 +733,6 @@ func isNameByte(c byte) bool {
 	return c > ' ' && c != 0x7f
 }
 
-// fieldIndex returns the slot of a field name (any case), or -1.
-func fieldIndex(name []byte) int {
-	var buf [16]byte
-	if len(name) > len(buf) {
-		return -1
-	}
-	for i, c := range name {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[i] = c
-	}
-	if i, ok := bibFieldIndex[string(buf[:len(name)])]; ok {
-		return i
-	}
-	return -1
-}
-
 // lowerASCII returns b as a string with ASCII letters lower-cased.
 func lowerASCII(b []byte) string {
 	for _, c := range b {
@@ -771,58 +743,17 @@ func lowerASCII(b []byte) string {
 	return string(b)
 }
 
-// paper builds the Paper of an entry.
-func (e *bibEntry) paper() Paper {
-	f := &e.f
-	p := Paper{
-		Title:    titleText(f[fTitle]),
-		Abstract: titleText(f[fAbstract]),
-		Volume:   LaTeXToUnicode(f[fVolume]),
-		Issue:    LaTeXToUnicode(firstNonEmpty(f[fNumber], f[fIssue])),
-		Pages:    LaTeXToUnicode(f[fPages]),
-		URL:      plainValue(f[fURL]),
-	}
-	if p.URL == "" && e.typ == "misc" {
-		p.URL = howPublishedURL(f[fHowPublished])
-	}
-	if f[fAuthor] != "" {
-		p.Authors = parseAuthors(f[fAuthor])
-	}
-	p.Year = parseYear(f[fYear])
-	if p.Year == 0 && !e.has[fYear] {
-		p.Year = parseYear(f[fDate])
-	}
-	journal := firstNonEmpty(f[fJournal], f[fJournalTitle])
-	if e.typ == "article" {
-		p.Venue = text(firstNonEmpty(journal, f[fBooktitle]))
-	} else {
-		p.Venue = text(firstNonEmpty(f[fBooktitle], journal))
-	}
-	if f[fKeywords] != "" {
-		p.Keywords = SplitKeywords(titleText(f[fKeywords]))
-	}
-	p.Publisher = text(firstNonEmpty(f[fPublisher], f[fSchool], f[fInstitution], f[fOrganization]))
-	p.DOI = NormalizeDOI(plainValue(f[fDOI]))
-	if p.DOI == "" && p.URL != "" {
-		p.DOI = doiFromURL(p.URL)
-	}
-	p.ArXiv = e.arxiv(p.URL, p.Venue, p.Volume)
-	p.Type = e.cslType(&p)
-	return p
-}
-
 // arxiv finds the entry's arXiv id.
 func (e *bibEntry) arxiv(url, venue, volume string) string {
-	f := &e.f
-	if f[fEprint] != "" {
-		prefix := strings.ToLower(plainValue(firstNonEmpty(f[fArchivePrefix], f[fEprintType])))
+	if eprint := e.get("eprint"); eprint != "" {
+		prefix := strings.ToLower(plainValue(firstNonEmpty(e.get("archiveprefix"), e.get("eprinttype"))))
 		if prefix == "" || prefix == "arxiv" {
-			if a := NormalizeArXiv(plainValue(f[fEprint])); a != "" {
+			if a := NormalizeArXiv(plainValue(eprint)); a != "" {
 				return a
 			}
 		}
 	}
-	for _, s := range []string{f[fArxiv], f[fArxivID]} {
+	for _, s := range []string{e.get("arxiv"), e.get("arxivid")} {
 		if s != "" {
 			if a := NormalizeArXiv(plainValue(s)); a != "" {
 				return a
@@ -861,57 +792,6 @@ func howPublishedURL(v string) string {
 		return u
 	}
 	return ""
-}
-
-// cslType maps the BibTeX entry type to a CSL type (see ReadBibTeX).
-func (e *bibEntry) cslType(p *Paper) string {
-	switch e.typ {
-	case "article":
-		return "article-journal"
-	case "inproceedings", "conference":
-		return "paper-conference"
-	case "book", "proceedings", "mvbook":
-		return "book"
-	case "inbook", "incollection":
-		return "chapter"
-	case "phdthesis", "mastersthesis", "thesis":
-		return "thesis"
-	case "techreport", "report":
-		return "report"
-	case "dataset":
-		return "dataset"
-	case "software":
-		return "software"
-	case "misc", "online", "electronic", "www":
-		if p.ArXiv != "" || e.f[fEprint] != "" {
-			return "article"
-		}
-		if e.typ != "misc" {
-			return "webpage"
-		}
-		if p.URL != "" && p.Venue == "" && p.DOI == "" {
-			return "webpage"
-		}
-	}
-	return "article"
-}
-
-// text converts a text field other than title, abstract and keywords:
-// HTML entities, then LaTeX.
-func text(s string) string {
-	if s == "" {
-		return ""
-	}
-	return LaTeXToUnicode(decodeEntities(s))
-}
-
-// titleText converts title, abstract and keywords: HTML tags and
-// entities, then LaTeX.
-func titleText(s string) string {
-	if s == "" {
-		return ""
-	}
-	return LaTeXToUnicode(stripHTML(s))
 }
 
 // plainValue cleans a value that is not prose (URL, DOI, eprint): braces
@@ -954,10 +834,10 @@ func plainValue(s string) string {
 	return collapseSpace(string(b))
 }
 
-// doiFromURL returns the DOI in a resolver URL (https://doi.org/10.…) or a
+// doiFromURL returns the DOI (as written, see CleanDOI) in a resolver URL (https://doi.org/10.…) or a
 // publisher URL with a /doi/ path (https://dl.acm.org/doi/abs/10.…), or "".
 func doiFromURL(u string) string {
-	if d := NormalizeDOI(u); d != "" {
+	if d := CleanDOI(u); d != "" {
 		return d
 	}
 	i := strings.Index(u, "/doi/")
@@ -973,7 +853,12 @@ func doiFromURL(u string) string {
 	if k := strings.IndexAny(rest, "?#"); k >= 0 {
 		rest = rest[:k]
 	}
-	return NormalizeDOI(rest)
+	if strings.IndexByte(rest, '%') >= 0 {
+		if d, err := url.PathUnescape(rest); err == nil {
+			rest = d
+		}
+	}
+	return CleanDOI(rest)
 }
 
 // parseYear returns the first 4-digit number in s, or 0.
@@ -992,151 +877,4 @@ func parseYear(s string) int {
 		i = j
 	}
 	return 0
-}
-
-// parseAuthors splits a BibTeX name list on "and" outside braces and
-// parses each name (see ReadBibTeX).
-func parseAuthors(raw string) []Author {
-	words := topLevelWords(raw, nil)
-	var out []Author
-	start := 0
-	for i := 0; i <= len(words); i++ {
-		if i < len(words) && !strings.EqualFold(words[i], "and") {
-			continue
-		}
-		if i > start {
-			name := words[start:i]
-			if !(len(name) == 1 && strings.EqualFold(name[0], "others")) {
-				if a, ok := parseName(strings.Join(name, " ")); ok {
-					out = append(out, a)
-				}
-			}
-		}
-		start = i + 1
-	}
-	return out
-}
-
-// topLevelWords splits s at whitespace outside braces.
-func topLevelWords(s string, dst []string) []string {
-	depth, start := 0, -1
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '{':
-			depth++
-		case c == '}':
-			if depth > 0 {
-				depth--
-			}
-		case isSpaceByte(c) && depth == 0:
-			if start >= 0 {
-				dst = append(dst, s[start:i])
-				start = -1
-			}
-			continue
-		}
-		if start < 0 {
-			start = i
-		}
-	}
-	if start >= 0 {
-		dst = append(dst, s[start:])
-	}
-	return dst
-}
-
-// splitTopLevel splits s at sep outside braces, trimming each part.
-func splitTopLevel(s string, sep byte) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '{':
-			depth++
-		case '}':
-			if depth > 0 {
-				depth--
-			}
-		case sep:
-			if depth == 0 {
-				parts = append(parts, strings.TrimSpace(s[start:i]))
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, strings.TrimSpace(s[start:]))
-}
-
-// parseName parses one BibTeX name.
-func parseName(n string) (Author, bool) {
-	if len(n) >= 2 && n[0] == '{' && n[len(n)-1] == '}' && matchingBrace(n) == len(n)-1 {
-		lit := text(n)
-		return Author{Literal: lit}, lit != ""
-	}
-	var a Author
-	parts := splitTopLevel(n, ',')
-	switch len(parts) {
-	case 1:
-		words := topLevelWords(parts[0], nil)
-		if len(words) == 0 {
-			return a, false
-		}
-		// "Given von Family": the particle starts at the first lower-case
-		// word before the last word.
-		last := len(words) - 1
-		famStart := last
-		for i := 0; i < last; i++ {
-			if lowerWord(words[i]) {
-				famStart = i
-				break
-			}
-		}
-		a.Given = text(strings.Join(words[:famStart], " "))
-		a.Family = text(strings.Join(words[famStart:], " "))
-	case 2:
-		a.Family, a.Given = text(parts[0]), text(parts[1])
-	default:
-		a.Family = text(parts[0])
-		if jr := text(parts[1]); jr != "" {
-			a.Family += ", " + jr
-		}
-		a.Given = text(strings.Join(parts[2:], ", "))
-	}
-	if a.Family == "" {
-		if a.Given == "" {
-			return a, false
-		}
-		a.Family, a.Given = a.Given, ""
-	}
-	return a, true
-}
-
-// matchingBrace returns the index of the "}" matching the "{" at s[0], or
-// -1.
-func matchingBrace(s string) int {
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// lowerWord reports whether a name word starts with a lower-case letter,
-// which makes it a particle ("van", "de", "von"). A word starting with a
-// plain {group} counts as upper case, as in BibTeX.
-func lowerWord(w string) bool {
-	if strings.HasPrefix(w, "{") && !strings.HasPrefix(w, "{\\") {
-		return false
-	}
-	r, _ := utf8.DecodeRuneInString(LaTeXToUnicode(w))
-	return unicode.IsLower(r)
 }

@@ -37,14 +37,25 @@ func TestReadBibTeXACM(t *testing.T) {
 	require.Empty(t, res.errs)
 
 	hinton := res.byKey(t, "10.1145/3397271.3402425")
+	// The item is the entry in CSL-JSON, as pandoc converts it (title and
+	// booktitle in sentence case, ACM's location as event-place).
+	assert.JSONEq(t, `{"id":"10.1145/3397271.3402425","type":"paper-conference",
+		"title":"The next generation of neural networks",
+		"container-title":"Proceedings of the 43rd international ACM SIGIR conference on research and development in information retrieval",
+		"collection-title":"SIGIR ’20","author":[{"family":"Hinton","given":"Geoffrey"}],"issued":{"date-parts":[[2020]]},
+		"page":"1","publisher":"Association for Computing Machinery","publisher-place":"New York, NY, USA",
+		"event-place":"Virtual Event, China","URL":"https://doi.org/10.1145/3397271.3402425","DOI":"10.1145/3397271.3402425",
+		"ISBN":"9781450380164","abstract":"The most important unsolved problem with artificial neural networks is how to do unsupervised learning as effectively as the brain.",
+		"keyword":"unsupervised learning, neural networks, deep learning"}`, string(hinton.Item))
+	hinton.Item = nil
 	assert.Equal(t, corpus.Record{
 		Paper: corpus.Paper{
 			ID:        "10.1145/3397271.3402425",
 			Type:      "paper-conference",
-			Title:     "The Next Generation of Neural Networks",
+			Title:     "The next generation of neural networks",
 			Authors:   []corpus.Author{{Family: "Hinton", Given: "Geoffrey"}},
 			Year:      2020,
-			Venue:     "Proceedings of the 43rd International ACM SIGIR Conference on Research and Development in Information Retrieval",
+			Venue:     "Proceedings of the 43rd international ACM SIGIR conference on research and development in information retrieval",
 			DOI:       "10.1145/3397271.3402425",
 			URL:       "https://doi.org/10.1145/3397271.3402425",
 			Abstract:  "The most important unsolved problem with artificial neural networks is how to do unsupervised learning as effectively as the brain.",
@@ -61,9 +72,9 @@ func TestReadBibTeXACM(t *testing.T) {
 
 	// No doi field: the DOI comes from the URL; HTML is decoded and stripped.
 	prob := res.byKey(t, "10.1145/3130348.3130351")
-	assert.Equal(t, "10.1016/s0306-4573(00)00015-7", prob.Paper.DOI)
-	assert.Equal(t, prob.Paper.DOI, prob.Paper.ID)
-	assert.Equal(t, "A Probabilistic Model of Information Retrieval: Development and Comparative Experiments: Part 1 & Part 2", prob.Paper.Title)
+	assert.Equal(t, "10.1016/S0306-4573(00)00015-7", prob.Paper.DOI, "as written")
+	assert.Equal(t, "10.1016/s0306-4573(00)00015-7", prob.Paper.ID, "normalised")
+	assert.Equal(t, "A probabilistic model of information retrieval: Development and comparative experiments: Part 1 & part 2", prob.Paper.Title)
 	assert.Equal(t, []string{"probabilistic model", "term weighting & relevance feedback"}, prob.Paper.Keywords)
 	assert.Equal(t, []corpus.Author{
 		{Family: "Jones", Given: "Karen Spärck"}, {Family: "Walker", Given: "S."}, {Family: "Robertson", Given: "S. E."},
@@ -73,14 +84,14 @@ func TestReadBibTeXACM(t *testing.T) {
 	assert.Equal(t, "article", prob.Kind)
 	assert.Equal(t, "36", prob.Paper.Volume)
 	assert.Equal(t, "6", prob.Paper.Issue)
-	assert.Equal(t, "779–808", prob.Paper.Pages)
+	assert.Equal(t, "779-808", prob.Paper.Pages, "CSL page ranges use a hyphen; the style sets the dash")
 
 	sess := res.byKey(t, "10.5555/1234567.1234568")
 	assert.Equal(t, []corpus.Author{
 		{Family: "Fernández", Given: "María"}, {Family: "González", Given: "José"}, {Family: "Müller", Given: "Jörg"},
 	}, sess.Paper.Authors)
-	assert.Equal(t, "We show that ε-greedy exploration with k<n beats <baselines> by 5% on average; see the site.Second paragraph.", sess.Paper.Abstract)
-	assert.Equal(t, "12–19", sess.Paper.Pages)
+	assert.Equal(t, "We show that ε-greedy exploration with k<n beats <baselines> by 5% on average; see the site. Second paragraph.", sess.Paper.Abstract)
+	assert.Equal(t, "12-19", sess.Paper.Pages)
 	assert.True(t, strings.HasPrefix(sess.Paper.ID, "h:"), sess.Paper.ID)
 }
 
@@ -92,7 +103,7 @@ func TestReadBibTeXJasist(t *testing.T) {
 	assert.Equal(t, "10.5555/1869347.1869357", r.Key)
 	assert.Equal(t, 2, r.Line)
 	assert.Equal(t, "article", r.Kind)
-	assert.Equal(t, "Visualizing Polysemy Using LSA and the Predication Algorithm", r.Paper.Title)
+	assert.Equal(t, "Visualizing polysemy using LSA and the predication algorithm", r.Paper.Title)
 	assert.Equal(t, []corpus.Author{
 		{Family: "Jorge-Botana", Given: "Guillermo"}, {Family: "León", Given: "José A."},
 		{Family: "Olmos", Given: "Ricardo"}, {Family: "Hassan-Montero", Given: "Yusef"},
@@ -103,7 +114,7 @@ func TestReadBibTeXJasist(t *testing.T) {
 	assert.Equal(t, []string{"information transfer", "knowledge acquisition", "semantic networds", "domain knowledge", "hypertext"}, r.Paper.Keywords)
 	assert.Equal(t, "John Wiley & Sons, Inc.", r.Paper.Publisher)
 	assert.Equal(t, "J. Am. Soc. Inf. Sci. Technol.", r.Paper.Venue)
-	assert.Equal(t, "1673–1685", r.Paper.Pages)
+	assert.Equal(t, "1673-1685", r.Paper.Pages)
 	assert.Equal(t, 2010, r.Paper.Year)
 }
 
@@ -112,10 +123,10 @@ func TestReadBibTeXScholarDBLP(t *testing.T) {
 	require.Empty(t, res.errs)
 
 	bert := res.byKey(t, "devlin2019bert")
-	assert.Equal(t, "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding", bert.Paper.Title, "first title wins over the duplicate")
-	assert.Equal(t, "Proceedings of the 2019 Conference of the North American Chapter of the Association for Computational Linguistics", bert.Paper.Venue)
+	assert.Equal(t, "BERT: Pre-training of deep bidirectional transformers for language understanding", bert.Paper.Title, "first title wins over the duplicate")
+	assert.Equal(t, "Proceedings of the 2019 conference of the north American chapter of the association for computational linguistics", bert.Paper.Venue)
 	assert.Equal(t, "Association for Computational Linguistics", bert.Paper.Publisher)
-	assert.Equal(t, "4171–4186", bert.Paper.Pages)
+	assert.Equal(t, "4171-4186", bert.Paper.Pages)
 	assert.Len(t, bert.Paper.Authors, 4)
 	assert.Equal(t, corpus.Author{Family: "Chang", Given: "Ming-Wei"}, bert.Paper.Authors[1])
 
@@ -125,7 +136,7 @@ func TestReadBibTeXScholarDBLP(t *testing.T) {
 	assert.Len(t, att.Paper.Authors, 3, "'others' is dropped")
 
 	dpr := res.byKey(t, "DBLP:journals/corr/abs-2004-04906")
-	assert.Equal(t, "Dense Passage Retrieval for Open-Domain Question Answering", dpr.Paper.Title)
+	assert.Equal(t, "Dense passage retrieval for Open-Domain question answering", dpr.Paper.Title, "{Open-Domain} keeps its case")
 	assert.Equal(t, []corpus.Author{
 		{Family: "Karpukhin", Given: "Vladimir"}, {Family: "Oğuz", Given: "Barlas"}, {Family: "Min", Given: "Sewon"},
 	}, dpr.Paper.Authors)
@@ -140,7 +151,7 @@ func TestReadBibTeXScholarDBLP(t *testing.T) {
 		{Literal: "World Health Organization"},
 		{Family: "King, Jr.", Given: "Martin Luther"},
 	}, web.Paper.Authors)
-	assert.Equal(t, "Deep notes on the web: “a study”", web.Paper.Title)
+	assert.Equal(t, "Deep notes on the web: “A study”", web.Paper.Title)
 	assert.Equal(t, "https://example.org/~ludwig/notes_2021.html", web.Paper.URL)
 	assert.Equal(t, 2021, web.Paper.Year)
 	assert.Equal(t, "webpage", web.Paper.Type)
@@ -160,7 +171,10 @@ func TestReadBibTeXAccents(t *testing.T) {
 	require.Empty(t, res.errs)
 	require.Len(t, res.recs, 1)
 	p := res.recs[0].Paper
-	assert.Equal(t, "Accents: é é é Ó ö ö à î ñ ō ż ğ š ő ç å ą ṣ ḇ í ß ø Ø æ Æ œ Œ å Å ł Ł &%$#_{}", p.Title)
+	// Sentence case: the first word is capitalised, other capitalised
+	// words (Ø, Æ …) are lower-cased unless braced ({\'{O}}), as pandoc
+	// does.
+	assert.Equal(t, "Accents: É é é Ó ö ö à î ñ ō ż ğ š ő ç å ą ṣ ḇ í ß ø ø æ æ œ œ å å ł ł &%$#_{}", p.Title)
 	var families []string
 	for _, a := range p.Authors {
 		families = append(families, a.Family)
@@ -178,10 +192,10 @@ func TestReadBibTeXIDs(t *testing.T) {
 	tests := []struct {
 		key, id, doi, arxiv, typ string
 	}{
-		{"withdoi", "10.1145/abc.123", "10.1145/abc.123", "1706.03762", "article-journal"},
+		{"withdoi", "10.1145/abc.123", "10.1145/ABC.123", "1706.03762", "article-journal"},
 		{"witharxiv", "arxiv:1706.03762", "", "1706.03762", "article"},
 		{"witharxivurl", "arxiv:cs/0112017", "", "cs/0112017", "article"},
-		{"withdoiurl", "10.5555/acm.42", "10.5555/acm.42", "", "book"},
+		{"withdoiurl", "10.5555/acm.42", "10.5555/ACM.42", "", "book"},
 		{"hashonly", "", "", "", "webpage"},
 	}
 	for _, tc := range tests {
@@ -222,7 +236,7 @@ func TestReadBibTeXSnippets(t *testing.T) {
 		{"tabs everywhere", "@Article\t{\t  k,\n\ttitle\t=\t{Tabs}\t,\n}", want{keys: []string{"k"}, titles: []string{"Tabs"}}},
 		{"CRLF", "@article{k,\r\n  title = {Windows\r\n  lines}\r\n}\r\n", want{keys: []string{"k"}, titles: []string{"Windows lines"}}},
 		{"quoted with braces", `@article{k, title = "A {"}quoted{"} G{\"o}del and G\"odel {with {braces}}"}`,
-			want{keys: []string{"k"}, titles: []string{`A "quoted" Gödel and Gödel with braces`}}},
+			want{keys: []string{"k"}, titles: []string{`A "quoted" gödel and gödel with braces`}}}, // sentence case: G{\"o}del is not protected
 		{"concatenation", `@string{v = "Vol"} @article{k, title = v # " " # {and} # ' ' # 3}`,
 			want{errLines: []int{1}, errIs: corpus.ErrSyntax}},
 		{"concatenation ok", `@string{v = "Vol"} @article{k, title = v # " " # {and} # " " # 3}`,
@@ -291,7 +305,7 @@ func TestReadBibTeXYear(t *testing.T) {
 		{"year = {in press}", 0},
 		{"year = {20}", 0},
 		{"date = {2018-05-01}", 2018},
-		{"year = {2017}, date = {2018-05-01}", 2017},
+		{"year = {2017}, date = {2018-05-01}", 2018}, // biblatex's date wins, as in pandoc
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
@@ -330,7 +344,8 @@ func TestReadBibTeXTypes(t *testing.T) {
 		{"misc", `howpublished = {\url{https://example.org}}, booktitle = {Site}`, "article"},
 		{"misc", "url = {https://example.org}, howpublished = {x}, journal = {J}", "article"},
 		{"misc", "", "article"},
-		{"unpublished", "", "article"},
+		{"unpublished", "", "manuscript"},
+		{"unpublished", "eventtitle = {Talk}", "speech"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.typ+" "+tc.extra, func(t *testing.T) {
@@ -352,7 +367,7 @@ func TestReadBibTeXVenue(t *testing.T) {
 	assert.Equal(t, "J", res.recs[0].Paper.Venue)
 	assert.Equal(t, "B", res.recs[1].Paper.Venue)
 	assert.Equal(t, "MIT", res.recs[2].Paper.Publisher)
-	assert.Equal(t, "Proc. of the ACM & Friends", res.recs[3].Paper.Venue)
+	assert.Equal(t, "Proc. Of the ACM & friends", res.recs[3].Paper.Venue, "a booktitle is in sentence case, as pandoc makes it")
 	assert.Equal(t, "ACM & Co", res.recs[3].Paper.Publisher)
 }
 
@@ -456,7 +471,7 @@ func TestReadACMCRCollection(t *testing.T) {
 
 	hinton, ok := byKey["10.1145/3397271.3402425"]
 	require.True(t, ok)
-	assert.Equal(t, "The Next Generation of Neural Networks", hinton.Paper.Title)
+	assert.Equal(t, "The next generation of neural networks", hinton.Paper.Title)
 	assert.Equal(t, []corpus.Author{{Family: "Hinton", Given: "Geoffrey"}}, hinton.Paper.Authors)
 	assert.Equal(t, 2020, hinton.Paper.Year)
 	assert.Equal(t, "10.1145/3397271.3402425", hinton.Paper.ID)
@@ -466,7 +481,7 @@ func TestReadACMCRCollection(t *testing.T) {
 	// jasist.bib: tab-aligned, hard-wrapped, \'{o} and \'{e} in names.
 	lsa, ok := byKey["10.5555/1869347.1869357"]
 	require.True(t, ok)
-	assert.Equal(t, "Visualizing Polysemy Using LSA and the Predication Algorithm", lsa.Paper.Title)
+	assert.Equal(t, "Visualizing polysemy using LSA and the predication algorithm", lsa.Paper.Title)
 	require.Len(t, lsa.Paper.Authors, 4)
 	assert.Equal(t, corpus.Author{Family: "León", Given: "José A."}, lsa.Paper.Authors[1])
 	assert.True(t, strings.HasPrefix(lsa.Paper.Abstract,

@@ -30,4 +30,23 @@ var (
 	ErrBadField = errors.New("bad field")
 	// ErrUnknownFormat means ReadFile does not know the file's extension.
 	ErrUnknownFormat = errors.New("unknown file format")
+
+	// Causes of record Warnings: the record is stored anyway.
+
+	// ErrInvalidUTF8 means a line holds invalid UTF-8, replaced by U+FFFD.
+	ErrInvalidUTF8 = errors.New("invalid UTF-8 replaced by U+FFFD")
+	// ErrInvalidDOI means a record's DOI is not a valid DOI (see CleanDOI);
+	// the paper is identified without it.
+	ErrInvalidDOI = errors.New("invalid DOI")
+	// ErrInvalidArXiv means a record's arXiv id (the CSL "arxiv" key, a
+	// BibTeX eprint of archivePrefix arXiv, arxiv or arxivid) is not one
+	// (see NormalizeArXiv); the paper is identified without it.
+	ErrInvalidArXiv = errors.New("invalid arXiv id")
+	// ErrUnsafeKey means a record's key is not a safe ID (ValidID): its
+	// alias is the escaped key (EscapeID), or none when that is longer
+	// than MaxIDLen.
+	ErrUnsafeKey = errors.New("key")
+	// ErrDuplicateKey means a record's key already names another paper;
+	// the key keeps naming that one (see KeyConflict).
+	ErrDuplicateKey = errors.New("duplicate key")
 )

@@ -2,6 +2,7 @@ package corpus_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,11 +57,29 @@ func ExampleStore() {
 		panic(err)
 	}
 	fmt.Println(p.ID)
-	fmt.Println(p.Title)
+	fmt.Println(p.Title) // BibTeX titles become sentence case, as CSL data expects
 	fmt.Println("abstract filled in:", p.Abstract != "")
+
+	// The paper's CSL-JSON item, for a CSL processor: the first record's
+	// item completed by the second's, "id" set to the paper ID.
+	items, err := st.Items(ctx, []string{"cormack2009rrf"})
+	if err != nil {
+		panic(err)
+	}
+	var item struct {
+		ID        string `json:"id"`
+		Container string `json:"container-title"`
+		DOI       string `json:"DOI"`
+		Abstract  string `json:"abstract"`
+	}
+	if err := json.Unmarshal(items["cormack2009rrf"], &item); err != nil {
+		panic(err)
+	}
+	fmt.Println(item.ID, "|", item.Container, "|", item.DOI, "|", item.Abstract != "")
 	// Output:
 	// added: 1 merged: 1
 	// 10.1145/1571941.1572114
-	// Reciprocal Rank Fusion Outperforms Condorcet and Individual Rank Learning Methods
+	// Reciprocal rank fusion outperforms condorcet and individual rank learning methods
 	// abstract filled in: true
+	// 10.1145/1571941.1572114 | Proceedings of SIGIR | 10.1145/1571941.1572114 | true
 }

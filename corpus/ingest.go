@@ -3,6 +3,7 @@ package corpus
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -19,12 +20,41 @@ type IngestStats struct {
 	Skipped        int // records with neither DOI, arXiv id nor title: nothing to identify them by
 	Aliases        int // new aliases stored
 	AliasConflicts int // record keys already naming a different paper (the first one is kept)
-	Unchanged      int // records stored before with the same content: nothing to do
-	Changed        int // records stored before whose content or key changed
-	Withdrawn      int // records gone from a changed file (FinishSource)
-	Recomputed     int // papers recomputed from their records with a different result
-	Removed        int // papers removed because no record of them was left
+	// KeyConflicts says where each alias conflict of a record read from
+	// a file was: the key, the record and the paper it keeps naming.
+	KeyConflicts []KeyConflict
+	Unchanged    int // records stored before with the same content: nothing to do
+	Changed      int // records stored before whose content or key changed
+	Withdrawn    int // records gone from a changed file (FinishSource)
+	Recomputed   int // papers recomputed from their records with a different result
+	Removed      int // papers removed because no record of them was left
 }
+
+// KeyConflict is a record key that already named another paper: the key
+// keeps naming that paper, and the record's paper does not get it as an
+// alias.
+type KeyConflict struct {
+	Key       string // as written
+	File      string // the record's file
+	Line      int    // and line
+	Paper     string // the ID of the record's paper
+	Other     string // the ID of the paper the key names
+	OtherFile string // where the other paper's record with this key (else its first record) was read; "" when unknown
+	OtherLine int
+}
+
+// Error describes the conflict as "FILE:LINE: warning: duplicate key …".
+func (k KeyConflict) Error() string {
+	where := ""
+	if k.OtherFile != "" {
+		where = fmt.Sprintf(" (%s:%d)", k.OtherFile, k.OtherLine)
+	}
+	return fmt.Sprintf("%s:%d: warning: %v %q: it already names paper %s%s, and keeps naming it; this record's paper %s is not reachable by it",
+		k.File, k.Line, ErrDuplicateKey, k.Key, k.Other, where, k.Paper)
+}
+
+// Unwrap returns ErrDuplicateKey.
+func (k KeyConflict) Unwrap() error { return ErrDuplicateKey }
 
 // checkEvery is how many records Ingest handles between ctx checks.
 const checkEvery = 256
@@ -61,30 +91,38 @@ func (s *Store) Ingest(ctx context.Context, recs []Record) (IngestStats, error) 
 //
 //   - A record already stored with the same content and key changes nothing
 //     (its line and stamp are updated).
-//   - A new or changed record gets its stable ID from PaperID
-//     (Record.Paper.ID is recomputed) and is matched against the store: by
-//     ID; else, for a record without DOI and arXiv id, by an absorbed "h:"
-//     ID or by fingerprint when exactly one paper has it. A matched paper is
-//     completed with Merge (empty fields filled, nothing overwritten); an
-//     unmatched one is inserted. A new paper with DOI or arXiv id absorbs
+//   - A new or changed record gets its stable ID from PaperID of its item's
+//     Paper and is matched against the store: by ID; else, for a record
+//     without DOI and arXiv id, by an absorbed "h:" ID or by fingerprint
+//     when exactly one paper has it. A matched paper's item is completed
+//     with the record's (MergeItems: variables it lacks filled, nothing
+//     overwritten); an unmatched one is inserted. A new paper with DOI or arXiv id absorbs
 //     the paper "h:"+its fingerprint if that exists and no other paper has
 //     the fingerprint; the absorbed ID becomes an alias.
 //   - Precedence: records are ordered by file (in the order files were first
 //     ingested), then line. When a paper gains a record that precedes one it
 //     has, or one of its records changes or is withdrawn, the paper is
 //     recomputed from its records: the first record wins a conflicting
-//     field, later ones fill gaps (Merge), so the result is what ingesting
+//     variable, later ones fill gaps (MergeItems), so the result is what ingesting
 //     the records afresh in that order gives. A paper left without records
 //     is removed. If the recomputed paper's ID would differ (say its only
 //     DOI record went), the paper is removed and its records are matched
 //     again one by one.
 //   - The record's Key becomes an alias of its paper unless it is empty,
 //     equal to the ID, or (case-insensitively for DOI-like keys) already
-//     names a different paper, which counts as an AliasConflict. A
+//     names a different paper, which counts as an AliasConflict (and, for
+//     a record read from a file, a KeyConflict saying where). A
 //     recomputed paper drops the key aliases no record of it has any more.
 //
-// DOI, arXiv id and keywords are stored normalised (NormalizeDOI,
-// NormalizeArXiv, SplitKeywords), the form the CSL-JSON round trip gives.
+// Each record's CSL-JSON item is stored as given (Record.Item, compacted;
+// a record without one stores its Paper's CSL-JSON form, Key as its id),
+// and its Paper is PaperFromItem of it. A paper's item is the merge of its
+// records' items in precedence order (MergeItems: the first record's item,
+// completed with the variables it lacks from the later ones, each variable
+// taken whole from one record) with "id" set to the paper ID; its Paper is
+// PaperFromItem of that (Store.Items gives the items, RecordSources the
+// records' items as read). Keys become aliases in their safe-ID form
+// (EscapeID); a key longer than MaxIDLen when escaped is not kept.
 // The generation is bumped when a paper or alias was added, changed or
 // removed; every changed paper gets the new generation (EachSince) and
 // every removed one a tombstone (RemovedSince).
@@ -146,6 +184,9 @@ func (in *ingester) commit() error {
 	if err := in.settle(); err != nil {
 		return err
 	}
+	if err := in.retryAliases(); err != nil {
+		return err
+	}
 	if in.changed {
 		if _, err := in.tx.ExecContext(in.ctx, "UPDATE generation SET n = ?", in.gen); err != nil {
 			return fmt.Errorf("bump generation: %w", err)
@@ -184,9 +225,28 @@ func (s *Store) ingest(ctx context.Context, stamp string, recs []Record) (Ingest
 	irs := make([]inRecord, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
-		p := r.Paper
-		normalizePaper(&p)
-		ir := inRecord{r: r, p: p, bare: p.DOI == "" && p.ArXiv == "", line: r.Line, key: r.Key}
+		var item json.RawMessage
+		if r.Item != nil {
+			c, _, err := compactItem(r.Item)
+			if err != nil {
+				return IngestStats{}, fmt.Errorf("ingest %s:%d: item: %w", r.File, r.Line, err)
+			}
+			item = c
+		} else {
+			p := r.Paper
+			normalizePaper(&p)
+			p.ID = r.Key
+			js, err := p.MarshalJSON()
+			if err != nil {
+				return IngestStats{}, fmt.Errorf("ingest: encode record: %w", err)
+			}
+			item = js
+		}
+		p, err := PaperFromItem(item)
+		if err != nil {
+			return IngestStats{}, fmt.Errorf("ingest %s:%d: item: %w", r.File, r.Line, err)
+		}
+		ir := inRecord{r: r, p: p, bare: p.DOI == "" && p.ArXiv == "", line: r.Line, key: r.Key, js: string(item)}
 		if ir.bare && NormalizeTitle(p.Title) == "" {
 			in.st.Skipped++
 			continue
@@ -204,11 +264,6 @@ func (s *Store) ingest(ctx context.Context, stamp string, recs []Record) (Ingest
 		default:
 			ir.ref = "@" + strconv.Itoa(r.Line)
 		}
-		js, err := ir.p.MarshalJSON()
-		if err != nil {
-			return IngestStats{}, fmt.Errorf("ingest: encode record: %w", err)
-		}
-		ir.js = string(js)
 		irs = append(irs, ir)
 	}
 	if err := in.prefetch(irs); err != nil {

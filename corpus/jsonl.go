@@ -15,9 +15,13 @@ import (
 // lines ignored. It calls emit for each good item and onErr for each bad
 // line; name is the file name used in records and errors.
 //
-// Each emitted Record has Paper decoded by Paper.UnmarshalJSON with
-// Paper.ID = PaperID(Paper), Key = the item's "id", File = name, Line = the
-// 1-based line, and Kind = the item's "type" lower-cased. A line that is
+// Each emitted Record has Item = the item as read (compacted, see
+// PaperFromItem), Paper = PaperFromItem(Item) with Paper.ID =
+// PaperID(Paper), Key = the item's "id", File = name, Line = the 1-based
+// line, and Kind = the item's "type" lower-cased. Invalid UTF-8 is
+// replaced by U+FFFD with a Warning (ErrInvalidUTF8); an invalid DOI
+// (ErrInvalidDOI) or arXiv id (ErrInvalidArXiv) or a key that is not a
+// safe ID (ErrUnsafeKey) gets one too. A line that is
 // not valid JSON or not an object (ErrSyntax), has a string field of the
 // wrong JSON type or bad author/issued/keyword values (ErrBadField), or has
 // no title (ErrNoTitle) is reported as a *ParseError with its line, and
@@ -194,28 +198,33 @@ var cslStringFields = []string{
 	"abstract", "arxiv", "publisher", "volume", "issue", "number", "page",
 }
 
-// cslRecord decodes one CSL-JSON item into a Record.
+// cslRecord decodes one CSL-JSON item into a Record, keeping the item.
 func cslRecord(b []byte, name string, line int) (Record, *ParseError) {
 	fail := func(err error) (Record, *ParseError) {
 		return Record{}, &ParseError{File: name, Line: line, Err: err}
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fail(fmt.Errorf("%w: not a JSON object but %s", ErrSyntax, te.Value))
-		}
-		return fail(fmt.Errorf("%w: %w", ErrSyntax, err))
+	item, fixed, cerr := compactItem(b)
+	if cerr != nil {
+		return fail(fmt.Errorf("%w: %w", ErrSyntax, cerr))
 	}
-	if raw == nil {
-		return fail(fmt.Errorf("%w: not a JSON object but null", ErrSyntax))
+	ms, err := objectMembers(item)
+	if err != nil {
+		what := "null"
+		if item[0] != 'n' {
+			what = jsonKind(item[0])
+		}
+		return fail(fmt.Errorf("%w: not a JSON object but %s", ErrSyntax, what))
+	}
+	raw := make(map[string]json.RawMessage, len(ms))
+	for _, m := range ms {
+		raw[m.key] = m.val
 	}
 	for _, k := range cslStringFields {
 		v, ok := raw[k]
 		if !ok {
 			continue
 		}
-		switch t := bytes.TrimSpace(v); {
+		switch t := v; {
 		case len(t) == 0, t[0] == '"', t[0] == '-', t[0] >= '0' && t[0] <= '9', string(t) == "null":
 		default:
 			return fail(fmt.Errorf("%w: %q must be a string, not %s", ErrBadField, k, jsonKind(t[0])))
@@ -226,7 +235,7 @@ func cslRecord(b []byte, name string, line int) (Record, *ParseError) {
 		if !ok {
 			continue
 		}
-		t := bytes.TrimSpace(v)
+		t := v
 		if len(t) == 0 || string(t) == "null" {
 			continue
 		}
@@ -239,17 +248,35 @@ func cslRecord(b []byte, name string, line int) (Record, *ParseError) {
 			return fail(fmt.Errorf("%w: %q must be a string or an array, not %s", ErrBadField, k, jsonKind(t[0])))
 		}
 	}
-	var p Paper
-	if err := json.Unmarshal(b, &p); err != nil {
+	p, err := PaperFromItem(item)
+	if err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrBadField, err))
 	}
-	p.Title = strings.TrimSpace(p.Title)
 	if p.Title == "" {
 		return fail(ErrNoTitle)
 	}
 	key := p.ID
 	p.ID = PaperID(p)
-	return Record{Paper: p, Key: key, File: name, Line: line, Kind: strings.ToLower(p.Type)}, nil
+	rec := Record{Paper: p, Item: item, Key: key, File: name, Line: line, Kind: strings.ToLower(p.Type)}
+	if fixed {
+		for _, l := range invalidUTF8Lines(b, line) {
+			rec.Warnings = append(rec.Warnings, &Warning{File: name, Line: l, Err: ErrInvalidUTF8})
+		}
+	}
+	var doi string
+	for _, k := range []string{"DOI", "doi"} {
+		if v, ok := raw[k]; ok {
+			if doi, _ = jsonString(v, k); doi != "" {
+				break
+			}
+		}
+	}
+	var arxiv string
+	if v, ok := raw["arxiv"]; ok {
+		arxiv, _ = jsonString(v, "arxiv")
+	}
+	checkRecord(&rec, doi, arxiv)
+	return rec, nil
 }
 
 func jsonKind(c byte) string {

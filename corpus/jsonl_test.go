@@ -3,6 +3,7 @@ package corpus_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -19,6 +20,13 @@ func TestReadJSONLFields(t *testing.T) {
 	res := readFixture(t, "papers.jsonl")
 
 	att := res.byKey(t, "vaswani2017")
+	data, err := os.ReadFile(fixture("papers.jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(string(data), "\n")
+	var want bytes.Buffer
+	require.NoError(t, json.Compact(&want, []byte(lines[0])))
+	assert.Equal(t, want.String(), string(att.Item), "the item as read, compacted")
+	att.Item = nil
 	assert.Equal(t, corpus.Record{
 		Paper: corpus.Paper{
 			ID: "arxiv:1706.03762", Type: "paper-conference", Title: "Attention Is All You Need",

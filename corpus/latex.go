@@ -267,6 +267,23 @@ type latexConv struct {
 	accDeps []int         // brace depth of each waiting accent's {argument}, -1 for none
 	closers []groupCloser // text due when a group closes
 	inMath  int           // length of the "$" or "$$" that opened the current math span; 0 outside
+
+	// Rich mode (LaTeXToCSL) writes markers (see casing.go) for the
+	// groups that protect case, formatting commands and math.
+	rich         bool
+	kinds        []uint8 // per open group: its markers (gProt, gItalic, …)
+	argPending   bool    // the next "{" is a command's argument, not a protecting group
+	argKind      uint8   // the markers of that argument
+	singleQuotes int     // `single quotes open
+}
+
+// nextIsAlnum reports whether s[i:] starts with a letter or digit.
+func nextIsAlnum(s string, i int) bool {
+	if i >= len(s) {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 func (l *latexConv) run(s string) {
@@ -277,6 +294,13 @@ func (l *latexConv) run(s string) {
 			i = l.command(s, i)
 		case '{':
 			l.depth++
+			if l.rich {
+				k := uint8(gProt)
+				if l.argPending {
+					k, l.argPending = l.argKind, false
+				}
+				l.openGroup(k)
+			}
 			i++
 		case '}':
 			l.closeGroup()
@@ -284,8 +308,13 @@ func (l *latexConv) run(s string) {
 		case '$':
 			i = l.dollar(s, i)
 		case '~':
-			l.emitString(" ")
+			if l.rich {
+				l.emitString(string(mNBSP))
+			} else {
+				l.emitString(" ")
+			}
 			i++
+
 		case '-':
 			switch {
 			case strings.HasPrefix(s[i:], "---"):
@@ -299,18 +328,34 @@ func (l *latexConv) run(s string) {
 				i++
 			}
 		case '`':
-			if strings.HasPrefix(s[i:], "``") {
+			switch {
+			case strings.HasPrefix(s[i:], "``"):
 				l.emitString("“")
 				i += 2
-			} else {
+			case l.rich:
+				// `x' is a quotation, which CSL-JSON writes with double
+				// quotes (the processor alternates them), as pandoc does;
+				// latexToCSL pairs the marks.
+				l.emitString(string(mQuoteOpen))
+				l.singleQuotes++
+				i++
+			default:
 				l.emitString("‘")
 				i++
 			}
 		case '\'':
-			if strings.HasPrefix(s[i:], "''") {
+			switch {
+			case strings.HasPrefix(s[i:], "''"):
 				l.emitString("”")
 				i += 2
-			} else {
+			case l.rich && l.singleQuotes > 0 && !nextIsAlnum(s, i+1):
+				l.emitString(string(mQuoteClose))
+				l.singleQuotes--
+				i++
+			case l.rich:
+				l.emitString("’")
+				i++
+			default:
 				l.emitByte('\'')
 				i++
 			}
@@ -354,6 +399,11 @@ func (l *latexConv) closeGroup() {
 	if l.depth > 0 {
 		l.depth--
 	}
+	if l.rich && len(l.kinds) > 0 {
+		k := l.kinds[len(l.kinds)-1]
+		l.kinds = l.kinds[:len(l.kinds)-1]
+		l.closeMarkers(k)
+	}
 }
 
 // accentName returns the LaTeX command of a combining mark.
@@ -371,6 +421,9 @@ func (l *latexConv) dollar(s string, i int) int {
 	if l.inMath > 0 {
 		n := l.inMath
 		l.inMath = 0
+		if l.rich {
+			l.out = utf8.AppendRune(l.out, mMathClose)
+		}
 		if n == 2 && strings.HasPrefix(s[i:], "$$") {
 			return i + 2
 		}
@@ -379,6 +432,9 @@ func (l *latexConv) dollar(s string, i int) int {
 	if strings.HasPrefix(s[i:], "$$") {
 		if strings.Contains(s[i+2:], "$$") {
 			l.inMath = 2
+			if l.rich {
+				l.out = utf8.AppendRune(l.out, mMathOpen)
+			}
 		}
 		return i + 2
 	}
@@ -394,6 +450,9 @@ func (l *latexConv) dollar(s string, i int) int {
 		return i + 1
 	}
 	l.inMath = 1
+	if l.rich {
+		l.out = utf8.AppendRune(l.out, mMathOpen)
+	}
 	return i + 1
 }
 
@@ -460,17 +519,24 @@ func (l *latexConv) command(s string, i int) int {
 		return j
 	}
 	if latexDeclarations[name] {
+		if l.rich {
+			l.declare(name)
+		}
 		return skipSpaces(s, j)
 	}
 	if latexDropArg[name] {
 		if k := skipSpaces(s, j); k < len(s) && s[k] == '{' {
 			// The group's text is written, then cut when it closes.
 			l.closers = append(l.closers, groupCloser{depth: l.depth + 1, cut: len(l.out) + 1})
+			l.argPending, l.argKind = l.rich, 0
 			return k
 		}
 		return j
 	}
 	if j < len(s) && s[j] == '{' {
+		if l.rich {
+			l.argPending, l.argKind = true, argMarkers[name]
+		}
 		switch name {
 		case "frac", "dfrac", "tfrac":
 			l.closers = append(l.closers, groupCloser{depth: l.depth + 1, text: "/"})
@@ -501,6 +567,9 @@ func (l *latexConv) accent(s string, j int, sym string) int {
 		return k
 	case s[k] == '{':
 		l.depth++
+		if l.rich {
+			l.openGroup(0)
+		}
 		l.accents = append(l.accents, mark)
 		l.accDeps = append(l.accDeps, l.depth)
 		return k + 1
@@ -561,4 +630,74 @@ func skipSpaces(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// Group markers of rich mode: what a {group} stands for.
+const (
+	gProt      = 1 << iota // a protecting group: its case is kept
+	gItalic                // \emph{…}, \textit{…}, {\em …}
+	gBold                  // \textbf{…}, {\bf …}
+	gSmallCaps             // \textsc{…}, {\sc …}
+	gSup                   // \textsuperscript{…}
+	gSub                   // \textsubscript{…}
+	gURL                   // \url{…}: kept as written, like math
+)
+
+// argMarkers are the formatting commands whose {argument} rich mode marks.
+var argMarkers = map[string]uint8{
+	"emph": gItalic, "textit": gItalic, "textsl": gItalic, "mathit": gItalic,
+	"textbf": gBold, "mathbf": gBold, "textsc": gSmallCaps,
+	"textsuperscript": gSup, "textsubscript": gSub, "url": gURL,
+}
+
+// markerPairs maps a group kind to its open and close markers.
+var markerPairs = [...]struct {
+	kind        uint8
+	open, close rune
+}{
+	{gProt, mProtOpen, mProtClose}, {gItalic, mItalicOpen, mItalicClose},
+	{gBold, mBoldOpen, mBoldClose}, {gSmallCaps, mSmallCapsOpen, mSmallCapsClose},
+	{gSup, mSupOpen, mSupClose}, {gSub, mSubOpen, mSubClose}, {gURL, mMathOpen, mMathClose},
+}
+
+func (l *latexConv) openGroup(k uint8) {
+	l.kinds = append(l.kinds, k)
+	for _, m := range markerPairs {
+		if k&m.kind != 0 {
+			l.out = utf8.AppendRune(l.out, m.open)
+		}
+	}
+}
+
+func (l *latexConv) closeMarkers(k uint8) {
+	for i := len(markerPairs) - 1; i >= 0; i-- {
+		if m := markerPairs[i]; k&m.kind != 0 {
+			l.out = utf8.AppendRune(l.out, m.close)
+		}
+	}
+}
+
+// declare applies a font declaration ({\em …}, {\bf …}) to the innermost
+// group; outside a group it has no effect.
+func (l *latexConv) declare(name string) {
+	var k uint8
+	switch name {
+	case "em", "it", "sl", "itshape", "slshape":
+		k = gItalic
+	case "bf", "bfseries":
+		k = gBold
+	case "sc", "scshape":
+		k = gSmallCaps
+	default:
+		return
+	}
+	if len(l.kinds) == 0 || l.kinds[len(l.kinds)-1]&k != 0 {
+		return
+	}
+	l.kinds[len(l.kinds)-1] |= k
+	for _, m := range markerPairs {
+		if m.kind == k {
+			l.out = utf8.AppendRune(l.out, m.open)
+		}
+	}
 }

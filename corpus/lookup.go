@@ -7,15 +7,16 @@ import (
 )
 
 // resolveCTE resolves the asked keys given as ?1, a JSON array of
-// [asked, foldKey(asked)] pairs, to the table best(k, id): the candidates
-// of the lowest priority found. A key with two rows is ambiguous.
+// [asked, EscapeID(asked), foldKey(asked)] triples, to the table best(k,
+// id): the candidates of the lowest priority found. A key with two rows is
+// ambiguous.
 const resolveCTE = `
-WITH q(k, f) AS MATERIALIZED (
-	SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1)
+WITH q(k, e, f) AS MATERIALIZED (
+	SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?1)
 ),
 c(k, id, pri) AS (
-	SELECT q.k, p.id, 1 FROM q JOIN papers p ON p.id = q.k
-	UNION ALL SELECT q.k, a.id, 2 FROM q JOIN aliases a ON a.alias = q.k
+	SELECT q.k, p.id, 1 FROM q JOIN papers p ON p.id = q.e
+	UNION ALL SELECT q.k, a.id, 2 FROM q JOIN aliases a ON a.alias = q.e
 	UNION ALL SELECT q.k, p.id, 3 FROM q JOIN papers p ON p.id = q.f
 	UNION ALL SELECT q.k, a.id, 4 FROM q JOIN aliases a ON a.fold = q.f
 ),
@@ -47,11 +48,11 @@ func lookup(ctx context.Context, q queryer, asked []string, withJSON bool) (map[
 		return out, nil
 	}
 	seen := make(map[string]bool, len(asked))
-	pairs := make([][2]string, 0, len(asked))
+	pairs := make([][3]string, 0, len(asked))
 	for _, a := range asked {
 		if !seen[a] {
 			seen[a] = true
-			pairs = append(pairs, [2]string{a, foldKey(a)})
+			pairs = append(pairs, [3]string{a, EscapeID(a), foldKey(a)})
 		}
 	}
 	arg, err := json.Marshal(pairs)
@@ -78,8 +79,9 @@ func lookup(ctx context.Context, q queryer, asked []string, withJSON bool) (map[
 }
 
 // Resolve maps each asked ID or alias to its paper's ID, in one query.
-// Lookup order, first hit wins: a paper ID as given; an alias as given
-// (case-sensitive); then case-insensitively (DOIs also with "doi:" or
+// A key is looked up in its safe-ID form (EscapeID: "a b" finds the alias
+// "a%20b" of the key "a b"). Lookup order, first hit wins: a paper ID as
+// given; an alias as given (case-sensitive); then case-insensitively (DOIs also with "doi:" or
 // resolver URL prefix, arXiv ids with "arXiv:" prefix or version): a paper
 // ID, then an alias — where several papers' aliases match, the key is
 // ambiguous and left out. Unknown keys are absent from the map.
@@ -136,6 +138,27 @@ func (s *Store) GetMany(ctx context.Context, idsOrAliases []string) (map[string]
 			byID[v[0]] = p
 		}
 		out[k] = p
+	}
+	return out, nil
+}
+
+// Items returns the CSL-JSON items of the papers with the asked IDs or
+// aliases (resolved as by Resolve), in one query, keyed by the ids as
+// asked; unknown and ambiguous ones are absent. A paper's item is the
+// merge of its records' items as they were read (see MergeItems: the
+// first record's item, in precedence order, completed with the variables
+// it lacks from the later ones) with "id" set to the paper's ID. It is
+// what a CSL processor takes (citeproc's updateItems).
+func (s *Store) Items(ctx context.Context, idsOrAliases []string) (map[string]json.RawMessage, error) {
+	res, err := lookup(ctx, s.db, idsOrAliases, true)
+	if err != nil {
+		return nil, fmt.Errorf("items: %w", err)
+	}
+	out := make(map[string]json.RawMessage, len(res))
+	for k, v := range res {
+		if v[0] != "" {
+			out[k] = json.RawMessage(v[1])
+		}
 	}
 	return out, nil
 }

@@ -31,12 +31,22 @@ type ingester struct {
 	files      map[string]int64        // file path → files.seq
 	stored     map[recKey]*storedRec   // the batch's records as stored before it
 	dirty      map[string]bool         // papers to recompute from their records
+	// retry are the keys that named a paper waiting to be recomputed when
+	// their record claimed them: decided once the batch is settled (that
+	// paper may lose its records and go).
+	retry []aliasRetry
 
 	getPaper, byFingerprint                    *sql.Stmt
 	insPaper, updPaper, renamePaper, tombstone *sql.Stmt
 	getAlias, insAlias, putRecord, touchRecord *sql.Stmt
 	laterRecord, recordsOf, delPaper           *sql.Stmt
-	dropAliases, renameRecords                 *sql.Stmt
+	delAlias, renameRecords, otherRecord       *sql.Stmt
+}
+
+// aliasRetry is a key addAlias put off.
+type aliasRetry struct {
+	key, id string
+	ir      *inRecord
 }
 
 // recKey names a stored record.
@@ -53,10 +63,10 @@ type storedRec struct {
 	seenInThis bool
 }
 
-// cachedPaper is a stored paper; its JSON is decoded on first use.
+// cachedPaper is a stored paper; its item is decoded on first use.
 type cachedPaper struct {
 	p   Paper
-	js  string // CSL-JSON while not decoded
+	js  string // its CSL-JSON item
 	fp  string // the fingerprint column
 	dec bool
 }
@@ -71,7 +81,7 @@ type inRecord struct {
 	ref  string
 	line int
 	key  string
-	js   string // p as CSL-JSON
+	js   string // the record's CSL-JSON item (its own "id")
 }
 
 func (in *ingester) prepare() error {
@@ -94,8 +104,10 @@ func (in *ingester) prepare() error {
 		{&in.laterRecord, "SELECT 1 FROM records WHERE id = ? AND (file > ? OR (file = ? AND line > ?)) LIMIT 1"},
 		{&in.recordsOf, "SELECT file, ref, line, key, own, json FROM records WHERE id = ? ORDER BY file, line, rowid"},
 		{&in.delPaper, "DELETE FROM papers WHERE id = ?"},
-		{&in.dropAliases, "DELETE FROM aliases WHERE id = ?1 AND alias NOT LIKE 'h:%' AND alias NOT IN (SELECT key FROM records WHERE id = ?1)"},
+		{&in.delAlias, "DELETE FROM aliases WHERE alias = ?"},
 		{&in.renameRecords, "UPDATE records SET id = ? WHERE id = ?"},
+		{&in.otherRecord, "SELECT COALESCE(f.path, ''), r.line FROM records r JOIN files f ON f.seq = r.file " +
+			"WHERE r.id = ? ORDER BY (r.key = ?) DESC, r.file, r.line LIMIT 1"},
 	}
 	for _, st := range stmts {
 		p, err := in.tx.PrepareContext(in.ctx, st.sql)
@@ -111,7 +123,7 @@ func (in *ingester) close() {
 	for _, st := range []*sql.Stmt{
 		in.getPaper, in.byFingerprint, in.insPaper, in.updPaper, in.renamePaper,
 		in.tombstone, in.getAlias, in.insAlias, in.putRecord, in.touchRecord,
-		in.laterRecord, in.recordsOf, in.delPaper, in.dropAliases, in.renameRecords,
+		in.laterRecord, in.recordsOf, in.delPaper, in.delAlias, in.renameRecords, in.otherRecord,
 	} {
 		if st != nil {
 			st.Close()
@@ -119,7 +131,8 @@ func (in *ingester) close() {
 	}
 	in.getPaper, in.byFingerprint, in.insPaper, in.updPaper, in.renamePaper = nil, nil, nil, nil, nil
 	in.tombstone, in.getAlias, in.insAlias, in.putRecord, in.touchRecord = nil, nil, nil, nil, nil
-	in.laterRecord, in.recordsOf, in.delPaper, in.dropAliases, in.renameRecords = nil, nil, nil, nil, nil
+	in.laterRecord, in.recordsOf, in.delPaper = nil, nil, nil
+	in.delAlias, in.renameRecords, in.otherRecord = nil, nil, nil
 }
 
 // fileSeq returns the files.seq of path, adding the file when new. All
@@ -171,7 +184,7 @@ func (in *ingester) prefetch(recs []inRecord) error {
 			ids = append(ids, "h:"+ir.fp)
 		}
 		if k := ir.r.Key; k != "" {
-			names = append(names, k)
+			names = append(names, EscapeID(k))
 			if f := foldKey(k); looksLikeID(f) {
 				ids = append(ids, f)
 			}
@@ -305,7 +318,7 @@ func (in *ingester) load(id string) (Paper, string, bool, error) {
 		if err != nil {
 			return Paper{}, "", false, err
 		}
-		c.p, c.js, c.dec = p, "", true
+		c.p, c.dec = p, true
 	}
 	return c.p, c.fp, true, nil
 }
@@ -382,14 +395,10 @@ func (in *ingester) moveFP(oldID, oldFP, newID, newFP string) {
 	}
 }
 
-// write stores p: inserted when oldID is "", else replacing the row of
-// oldID (whose fingerprint was oldFP). fp is p's fingerprint, or "" to
-// compute it.
-func (in *ingester) write(p Paper, fp, oldID, oldFP string) error {
-	js, err := p.MarshalJSON()
-	if err != nil {
-		return fmt.Errorf("encode paper %s: %w", p.ID, err)
-	}
+// write stores paper p with its item (whose "id" is p.ID): inserted when
+// oldID is "", else replacing the row of oldID (whose fingerprint was
+// oldFP). fp is p's fingerprint, or "" to compute it.
+func (in *ingester) write(p Paper, js json.RawMessage, fp, oldID, oldFP string) error {
 	if fp == "" {
 		fp = Fingerprint(p)
 	}
@@ -421,7 +430,7 @@ func (in *ingester) write(p Paper, fp, oldID, oldFP string) error {
 			}
 		}
 	}
-	in.papers[p.ID] = &cachedPaper{p: p, fp: fp, dec: true}
+	in.papers[p.ID] = &cachedPaper{p: p, js: string(js), fp: fp, dec: true}
 	in.paperKnown[p.ID] = true
 	in.moveFP(oldID, oldFP, p.ID, fp)
 	in.changed = true
@@ -461,9 +470,18 @@ func (in *ingester) add(ir *inRecord) error {
 	switch {
 	case found:
 		in.st.Merged++
-		if Merge(&cur, ir.p) > 0 {
+		curItem := in.papers[cur.ID].js
+		merged, err := MergeItems(json.RawMessage(curItem), json.RawMessage(ir.js))
+		if err != nil {
+			return err
+		}
+		if string(merged) != curItem {
+			p, err := decodePaper(cur.ID, string(merged))
+			if err != nil {
+				return err
+			}
 			in.st.Updated++
-			if err := in.write(cur, "", cur.ID, curFP); err != nil {
+			if err := in.write(p, merged, "", cur.ID, curFP); err != nil {
 				return err
 			}
 		}
@@ -483,7 +501,11 @@ func (in *ingester) add(ir *inRecord) error {
 			return err
 		}
 		if !absorbed {
-			if err := in.write(ir.p, ir.fp, "", ""); err != nil {
+			item, err := ItemWithID(json.RawMessage(ir.js), ir.p.ID)
+			if err != nil {
+				return err
+			}
+			if err := in.write(ir.p, item, ir.fp, "", ""); err != nil {
 				return err
 			}
 			in.st.Added++
@@ -501,7 +523,27 @@ func (in *ingester) add(ir *inRecord) error {
 	if _, err := in.putRecord.ExecContext(in.ctx, ir.file, ir.ref, ir.line, ir.key, id, ir.p.ID, in.stamp, ir.js); err != nil {
 		return fmt.Errorf("store record: %w", err)
 	}
-	return in.addAlias(ir.key, id)
+	return in.addAlias(ir.key, id, ir)
+}
+
+// retryAliases adds the aliases put off while papers were dirty, now
+// that the batch is settled: to the paper their record belongs to now.
+func (in *ingester) retryAliases() error {
+	retry := in.retry
+	in.retry = nil
+	for _, r := range retry {
+		var id string
+		switch err := in.tx.QueryRowContext(in.ctx, "SELECT id FROM records WHERE file = ? AND ref = ?", r.ir.file, r.ir.ref).Scan(&id); {
+		case errors.Is(err, sql.ErrNoRows):
+			continue // withdrawn meanwhile
+		case err != nil:
+			return fmt.Errorf("retry alias %q: %w", r.key, err)
+		}
+		if err := in.addAlias(r.key, id, r.ir); err != nil {
+			return err
+		}
+	}
+	return nil // nothing is dirty any more: addAlias put nothing off
 }
 
 // settle recomputes the dirty papers until none is left.
@@ -558,7 +600,7 @@ func (in *ingester) recompute(id string) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	cur, curFP, ok, err := in.load(id)
+	_, curFP, ok, err := in.load(id)
 	if err != nil {
 		return err
 	}
@@ -576,43 +618,36 @@ func (in *ingester) recompute(id string) error {
 			break
 		}
 	}
+	if ok && want == id {
+		items := make([]json.RawMessage, len(recs))
+		for i, r := range recs {
+			items[i] = json.RawMessage(r.js)
+		}
+		merged, err := MergeItems(items...)
+		if err != nil {
+			return err
+		}
+		if merged, err = ItemWithID(merged, id); err != nil {
+			return err
+		}
+		if err := in.dropStaleAliases(id); err != nil {
+			return err
+		}
+		if string(merged) == in.papers[id].js {
+			return nil
+		}
+		p, err := decodePaper(id, string(merged))
+		if err != nil {
+			return err
+		}
+		in.st.Recomputed++
+		return in.write(p, merged, "", id, curFP)
+	}
 	ps := make([]Paper, len(recs))
 	for i, r := range recs {
 		if ps[i], err = decodePaper(r.own, r.js); err != nil {
 			return err
 		}
-	}
-	if ok && want == id {
-		merged := ps[0]
-		for _, p := range ps[1:] {
-			Merge(&merged, p)
-		}
-		merged.ID = id
-		res, err := in.dropAliases.ExecContext(in.ctx, id)
-		if err != nil {
-			return fmt.Errorf("drop aliases: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			in.changed = true
-			for a, t := range in.aliases {
-				if t == id {
-					delete(in.aliases, a)
-				}
-			}
-		}
-		a, err := merged.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		b, err := cur.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		if string(a) == string(b) {
-			return nil
-		}
-		in.st.Recomputed++
-		return in.write(merged, "", id, curFP)
 	}
 	// The paper's identity changed: remove it and match its records again,
 	// in precedence order.
@@ -683,10 +718,19 @@ func (in *ingester) absorb(ir *inRecord) (bool, error) {
 			return false, nil // ambiguous: leave both alone
 		}
 	}
-	merged := old
-	Merge(&merged, ir.p)
-	merged.ID = ir.p.ID
-	if err := in.write(merged, "", hid, oldFP); err != nil {
+	item, err := MergeItems(json.RawMessage(in.papers[hid].js), json.RawMessage(ir.js))
+	if err != nil {
+		return false, err
+	}
+	if item, err = ItemWithID(item, ir.p.ID); err != nil {
+		return false, err
+	}
+	merged, err := decodePaper(ir.p.ID, string(item))
+	if err != nil {
+		return false, err
+	}
+	_ = old
+	if err := in.write(merged, item, "", hid, oldFP); err != nil {
 		return false, err
 	}
 	if _, err := in.tombstone.ExecContext(in.ctx, hid, in.gen); err != nil {
@@ -700,21 +744,31 @@ func (in *ingester) absorb(ir *inRecord) (bool, error) {
 	}
 	in.st.Merged++
 	in.st.Updated++
-	return true, in.addAlias(hid, merged.ID)
+	return true, in.addAlias(hid, merged.ID, nil)
 }
 
-// addAlias makes key an alias of paper id; see Ingest for the rules.
-func (in *ingester) addAlias(key, id string) error {
-	if key == "" || key == id {
+// addAlias makes key (escaped, EscapeID) an alias of paper id; see
+// IngestSource for the rules. ir is the record the key comes from, for
+// reporting a conflict (nil for an absorbed ID).
+func (in *ingester) addAlias(key, id string, ir *inRecord) error {
+	if key == "" {
 		return nil
 	}
-	t, err := in.alias(key)
+	alias := EscapeID(key)
+	if alias == id || len(alias) > MaxIDLen {
+		return nil // too long: the reader warned (ErrUnsafeKey)
+	}
+	t, err := in.alias(alias)
 	if err != nil {
 		return err
 	}
 	if t != "" {
-		if t != id {
-			in.st.AliasConflicts++
+		switch {
+		case t == id:
+		case in.dirty[t] && ir != nil:
+			in.retry = append(in.retry, aliasRetry{key, id, ir})
+		default:
+			return in.conflict(key, id, t, ir)
 		}
 		return nil
 	}
@@ -727,16 +781,75 @@ func (in *ingester) addAlias(key, id string) error {
 		if err != nil {
 			return err
 		}
-		if ok {
-			in.st.AliasConflicts++ // the key is another paper's ID
+		if ok && in.dirty[f] && ir != nil {
+			in.retry = append(in.retry, aliasRetry{key, id, ir})
 			return nil
 		}
+		if ok {
+			return in.conflict(key, id, f, ir) // the key is another paper's ID
+		}
 	}
-	if _, err := in.insAlias.ExecContext(in.ctx, key, f, id); err != nil {
-		return fmt.Errorf("store alias %q: %w", key, err)
+	if _, err := in.insAlias.ExecContext(in.ctx, alias, f, id); err != nil {
+		return fmt.Errorf("store alias %q: %w", alias, err)
 	}
-	in.aliases[key] = id
+	in.aliases[alias] = id
 	in.st.Aliases++
 	in.changed = true
+	return nil
+}
+
+// conflict counts a key of a record of paper id that already names paper
+// other, and records where (KeyConflict).
+func (in *ingester) conflict(key, id, other string, ir *inRecord) error {
+	in.st.AliasConflicts++
+	if ir == nil {
+		return nil
+	}
+	kc := KeyConflict{Key: key, File: ir.r.File, Line: ir.line, Paper: id, Other: other}
+	switch err := in.otherRecord.QueryRowContext(in.ctx, other, key).Scan(&kc.OtherFile, &kc.OtherLine); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("locate key %q: %w", key, err)
+	}
+	in.st.KeyConflicts = append(in.st.KeyConflicts, kc)
+	return nil
+}
+
+// dropStaleAliases deletes the key aliases of paper id that no record of
+// it has any more (absorbed "h:" IDs stay).
+func (in *ingester) dropStaleAliases(id string) error {
+	keep := map[string]bool{}
+	err := queryRows(in.ctx, in.tx, "SELECT key FROM records WHERE id = ?", func(rows *sql.Rows) error {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return err
+		}
+		keep[EscapeID(k)] = true
+		return nil
+	}, id)
+	if err != nil {
+		return fmt.Errorf("drop aliases: %w", err)
+	}
+	var drop []string
+	err = queryRows(in.ctx, in.tx, "SELECT alias FROM aliases WHERE id = ? AND alias NOT LIKE 'h:%'", func(rows *sql.Rows) error {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return err
+		}
+		if !keep[a] {
+			drop = append(drop, a)
+		}
+		return nil
+	}, id)
+	if err != nil {
+		return fmt.Errorf("drop aliases: %w", err)
+	}
+	for _, a := range drop {
+		if _, err := in.delAlias.ExecContext(in.ctx, a); err != nil {
+			return fmt.Errorf("drop alias %q: %w", a, err)
+		}
+		delete(in.aliases, a)
+		in.changed = true
+	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -38,7 +39,7 @@ type Paper struct {
 	Authors   []Author // in byline order
 	Year      int      // publication year; 0 when unknown
 	Venue     string   // CSL container-title: journal or proceedings name
-	DOI       string   // normalised (see NormalizeDOI); empty when unknown
+	DOI       string   // as written, case kept (see CleanDOI); empty when unknown. PaperID uses NormalizeDOI's form
 	URL       string   //
 	Abstract  string   //
 	Keywords  []string // each trimmed; CSL-JSON joins them with ", ", so a keyword holds no "," or ";"
@@ -95,79 +96,35 @@ func (p Paper) MarshalJSON() ([]byte, error) {
 	return json.Marshal(c)
 }
 
-// UnmarshalJSON reads a CSL-JSON item. The item's "id" is kept in ID as
-// given; callers that ingest records compute the stable ID with PaperID.
+// UnmarshalJSON reads a CSL-JSON item (see PaperFromItem). The item's
+// "id" is kept in ID as given; callers that ingest records compute the
+// stable ID with PaperID.
 func (p *Paper) UnmarshalJSON(b []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
+	q, err := PaperFromItem(b)
+	if err != nil {
 		return err
 	}
-	var c cslPaper
-	if err := json.Unmarshal(b, &c); err != nil {
-		// Tolerate per-field type mismatches (e.g. a numeric volume) by
-		// decoding field by field below.
-		c = cslPaper{}
-	}
-	str := func(key string) string {
-		v, ok := raw[key]
-		if !ok {
-			return ""
-		}
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			return s
-		}
-		var n json.Number
-		if json.Unmarshal(v, &n) == nil {
-			return n.String()
-		}
-		return ""
-	}
-	*p = Paper{
-		ID: str("id"), Type: str("type"), Title: str("title"),
-		Venue: str("container-title"), DOI: NormalizeDOI(str("DOI")), URL: str("URL"),
-		Abstract: str("abstract"), ArXiv: NormalizeArXiv(str("arxiv")),
-		Publisher: str("publisher"), Volume: str("volume"), Issue: firstNonEmpty(str("issue"), str("number")),
-		Pages: str("page"),
-	}
-	if p.DOI == "" {
-		p.DOI = NormalizeDOI(str("doi"))
-	}
-	if p.URL == "" {
-		p.URL = str("url")
-	}
-	if v, ok := raw["author"]; ok {
-		var as []Author
-		if err := json.Unmarshal(v, &as); err != nil {
-			return fmt.Errorf("author: %w", err)
-		}
-		p.Authors = as
-	}
-	if v, ok := raw["issued"]; ok {
-		y, err := yearFromCSLDate(v)
-		if err != nil {
-			return fmt.Errorf("issued: %w", err)
-		}
-		p.Year = y
-	}
-	if v, ok := raw["keyword"]; ok {
-		var s string
-		var list []string
-		switch {
-		case json.Unmarshal(v, &s) == nil:
-			p.Keywords = SplitKeywords(s)
-		case json.Unmarshal(v, &list) == nil:
-			for _, k := range list {
-				p.Keywords = append(p.Keywords, SplitKeywords(k)...)
-			}
-		default:
-			return fmt.Errorf("keyword: want a string or a list of strings")
-		}
-	}
+	*p = q
 	return nil
 }
 
 func yearFromCSLDate(v json.RawMessage) (int, error) {
+	// Fast path: {"date-parts":[[YYYY…
+	if const_ := `{"date-parts":[[`; len(v) > len(const_)+4 && string(v[:len(const_)]) == const_ {
+		y, n := 0, 0
+		for _, c := range v[len(const_):] {
+			if c < '0' || c > '9' {
+				break
+			}
+			y = y*10 + int(c-'0')
+			n++
+		}
+		if n > 0 && n < 6 {
+			if c := v[len(const_)+n]; c == ',' || c == ']' {
+				return y, nil
+			}
+		}
+	}
 	var d cslDate
 	if err := json.Unmarshal(v, &d); err != nil {
 		// date-parts given as strings, e.g. [["2020"]]
@@ -224,21 +181,6 @@ func SplitKeywords(s string) []string {
 		}
 	}
 	return out
-}
-
-var doiPrefixRe = regexp.MustCompile(`(?i)^(?:https?://(?:dx\.)?doi\.org/|doi:\s*|https?://doi\.acm\.org/)`)
-
-// NormalizeDOI returns the canonical form of a DOI: without resolver prefix
-// or "doi:", trimmed, lower-cased (DOIs are case-insensitive). It returns ""
-// when s does not look like a DOI (it must start with "10.").
-func NormalizeDOI(s string) string {
-	s = strings.TrimSpace(s)
-	s = doiPrefixRe.ReplaceAllString(s, "")
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "10.") || !strings.Contains(s, "/") {
-		return ""
-	}
-	return strings.ToLower(s)
 }
 
 var (
@@ -362,16 +304,83 @@ func Merge(dst *Paper, src Paper) int {
 
 // Record is one paper as read from a source file, before it is stored.
 type Record struct {
-	Paper Paper  // Paper.ID is already the stable ID (PaperID)
-	Key   string // the record's own key (BibTeX citation key, CSL-JSON id); kept as an alias
-	File  string // source file as given on the command line
-	Line  int    // 1-based line where the record starts
-	Kind  string // source entry type as written (BibTeX "inproceedings", CSL "paper-conference")
+	Paper Paper // Paper.ID is already the stable ID (PaperID)
+	// Item is the record's CSL-JSON item as read (a BibTeX entry's as
+	// converted), which the store keeps; Paper is PaperFromItem(Item). nil
+	// for a record made in code: its item is then Paper's CSL-JSON form
+	// (Paper.MarshalJSON) with Key as its "id".
+	Item json.RawMessage
+	Key  string // the record's own key (BibTeX citation key, CSL-JSON id); kept as an alias
+	File string // source file as given on the command line
+	Line int    // 1-based line where the record starts
+	Kind string // source entry type as written (BibTeX "inproceedings", CSL "paper-conference")
 	// Ref names the record within its file, so that when the file changes
 	// the store can tell a changed record from a new one: the Key, "Key#2"
 	// for the second record with that key, "#N" for the Nth keyless
 	// record. ReadFile sets it; when empty the store uses "@"+Line.
 	Ref string
+	// Warnings are problems that did not stop the record from being
+	// read: invalid UTF-8 (replaced by U+FFFD), a DOI that is not valid
+	// (the paper is identified without it), a key that is not a safe ID.
+	Warnings []*Warning
+}
+
+// Warning is a problem with a record that is stored anyway. Its message
+// has the form "FILE:LINE: warning: cause".
+type Warning struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (w *Warning) Error() string { return fmt.Sprintf("%s:%d: warning: %v", w.File, w.Line, w.Err) }
+func (w *Warning) Unwrap() error { return w.Err }
+
+// checkRecord adds the warnings about a read record's DOI and arXiv id (as
+// written in its file; rawArXiv only when given as one) and key.
+func checkRecord(r *Record, rawDOI, rawArXiv string) {
+	if d := strings.TrimSpace(rawDOI); d != "" && CleanDOI(d) == "" {
+		r.Warnings = append(r.Warnings, &Warning{File: r.File, Line: r.Line,
+			Err: fmt.Errorf("%w %q (want 10.NNNN/suffix without white space); the paper is identified without it", ErrInvalidDOI, d)})
+	}
+	if a := strings.TrimSpace(rawArXiv); a != "" && NormalizeArXiv(a) == "" {
+		r.Warnings = append(r.Warnings, &Warning{File: r.File, Line: r.Line,
+			Err: fmt.Errorf("%w %q (want 2004.04906 or cs/0112017, with or without version); the paper is identified without it", ErrInvalidArXiv, a)})
+	}
+	if r.Key != "" && !ValidID(r.Key) {
+		if a := EscapeID(r.Key); len(a) <= MaxIDLen {
+			r.Warnings = append(r.Warnings, &Warning{File: r.File, Line: r.Line,
+				Err: fmt.Errorf("%w %q: it has characters that cannot appear in an ID; use it as %q", ErrUnsafeKey, r.Key, a)})
+		} else {
+			r.Warnings = append(r.Warnings, &Warning{File: r.File, Line: r.Line,
+				Err: fmt.Errorf("%w: %.40q… is longer than %d bytes; it is not kept as an alias", ErrUnsafeKey, r.Key, MaxIDLen)})
+		}
+	}
+}
+
+// invalidUTF8Lines returns the lines of data (the first being first)
+// that hold invalid UTF-8, ascending.
+func invalidUTF8Lines(data []byte, first int) []int {
+	var lines []int
+	line := first
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c == '\n' {
+			line++
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 && (len(lines) == 0 || lines[len(lines)-1] != line) {
+			lines = append(lines, line)
+		}
+		i += n
+	}
+	return lines
 }
 
 // ParseError is a bad record in an input file. Its message has the form

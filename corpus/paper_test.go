@@ -120,7 +120,7 @@ func TestPaperCSLJSON(t *testing.T) {
 	assert.Equal(t, 2019, q.Year)
 	assert.Equal(t, []string{"a", "b", "c"}, q.Keywords)
 	assert.Equal(t, "12", q.Volume)
-	assert.Equal(t, "10.1/x", q.DOI)
+	assert.Equal(t, "10.1/X", q.DOI, "the DOI as written, without resolver")
 	require.NoError(t, json.Unmarshal([]byte(`{"id":"k","title":"T","issued":{"raw":"March 2021"}}`), &q))
 	assert.Equal(t, 2021, q.Year)
 }

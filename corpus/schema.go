@@ -6,23 +6,26 @@ import (
 )
 
 // schemaVersion is stored in PRAGMA user_version. OpenStore creates the
-// schema in a file whose user_version is 0, migrates versions 1 and 2, and
+// schema in a file whose user_version is 0, migrates versions 1 to 3, and
 // refuses files with a newer version (ErrSchemaVersion).
-const schemaVersion = 3
+const schemaVersion = 4
 
-// schemaSQL is the store's schema, version 3.
+// schemaSQL is the store's schema, version 4 (its tables are version 3's;
+// version 4 changed what the json columns hold, see migrateV3SQL).
 //
 //	papers          one row per paper.
 //	  id            stable ID (PaperID): "10.1145/…", "arxiv:…" or "h:…"
 //	  fingerprint   Fingerprint of the merged paper; indexed, used to merge
 //	                a record without DOI or arXiv id into a known paper
-//	  title, year   copies of the JSON fields, for SQL-side filtering
-//	  json          the Paper as CSL-JSON (Paper.MarshalJSON), the source of truth
+//	  title, year   copies of the paper's fields, for SQL-side filtering
+//	  json          the paper's CSL-JSON item: its records' items merged
+//	                (MergeItems) with "id" set to the paper's ID; the Paper
+//	                is PaperFromItem of it
 //	  updated_gen   generation of the Ingest that inserted or last changed the row
 //	aliases         other names of a paper: record keys (BibTeX citation
 //	                keys, CSL ids) and the "h:" IDs of absorbed papers.
-//	  alias         as written, case-sensitive (primary key)
-//	  fold          foldKey(alias): normalised DOI, "arxiv:" id, or lower case;
+//	  alias         EscapeID of the key as written, case-sensitive (primary key)
+//	  fold          foldKey(key): normalised DOI, "arxiv:" id, or lower case;
 //	                indexed, for case-insensitive lookup
 //	  id            the paper; ON DELETE/UPDATE CASCADE
 //	files           every input file records came from, in the order first
@@ -34,7 +37,8 @@ const schemaVersion = 3
 //	  id            the paper it belongs to
 //	  own           the record's own PaperID
 //	  stamp         SHA-256 of the file content it was read from ("" unknown)
-//	  json          the record's normalised Paper as CSL-JSON
+//	  json          the record's CSL-JSON item as read (Record.Item), own
+//	                "id" kept
 //	removed         tombstones: IDs removed (or absorbed into another paper)
 //	                and the generation that removed them, for incremental
 //	                index updates; cleared when the ID is stored again
@@ -101,6 +105,14 @@ CREATE TABLE meta (
 CREATE TABLE generation (n INTEGER NOT NULL);
 INSERT INTO generation (n) VALUES (0);
 ` + schemaV2SQL + schemaV3SQL
+
+// migrateV3SQL turns a version 3 store into version 4. Version 3 kept each
+// record's and paper's normalised Paper as CSL-JSON, version 4 keeps the
+// items as read: the old JSON is a valid item and is read as before, and
+// forgetting which files were ingested makes the next index read every
+// file again, which replaces each record's JSON by its full item (a
+// changed record) and recomputes the papers.
+const migrateV3SQL = `DELETE FROM sources;`
 
 // schemaV3SQL is what version 3 added to version 2: usage tracking.
 const schemaV3SQL = `
@@ -198,9 +210,11 @@ func (s *Store) migrate(ctx context.Context) error {
 	script := schemaSQL
 	switch v {
 	case 1:
-		script = migrateV1SQL + schemaV3SQL
+		script = migrateV1SQL + schemaV3SQL + migrateV3SQL
 	case 2:
-		script = schemaV3SQL
+		script = schemaV3SQL + migrateV3SQL
+	case 3:
+		script = migrateV3SQL
 	}
 	if _, err := tx.ExecContext(ctx, script); err != nil {
 		return fmt.Errorf("create schema (from version %d): %w", v, err)

@@ -3,17 +3,23 @@ package corpus
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 )
 
-// RecordSource is one input record of a paper: where it was read and its key.
+// RecordSource is one input record of a paper: where it was read, its
+// key and its CSL-JSON item as read.
 type RecordSource struct {
 	File string
 	Line int // 1-based
 	Key  string
+	// Item is the record's CSL-JSON item as read (a BibTeX entry's as
+	// converted), compacted, with its own "id": a CSL-JSON item comes
+	// back as it was given.
+	Item json.RawMessage
 }
 
 // RecordSources returns where the records of a paper (ID or alias) were
@@ -32,7 +38,7 @@ func (s *Store) RecordSources(ctx context.Context, idOrAlias string) ([]RecordSo
 		return nil, fmt.Errorf("record sources of %q: %w", idOrAlias, ErrAmbiguous)
 	}
 	rows, err := s.db.QueryContext(ctx,
-		"SELECT f.path, r.line, r.key FROM records r JOIN files f ON f.seq = r.file "+
+		"SELECT f.path, r.line, r.key, r.json FROM records r JOIN files f ON f.seq = r.file "+
 			"WHERE r.id = ? AND f.path IS NOT NULL ORDER BY f.path, r.line", v[0])
 	if err != nil {
 		return nil, fmt.Errorf("record sources of %q: %w", idOrAlias, err)
@@ -41,9 +47,11 @@ func (s *Store) RecordSources(ctx context.Context, idOrAlias string) ([]RecordSo
 	var out []RecordSource
 	for rows.Next() {
 		var rs RecordSource
-		if err := rows.Scan(&rs.File, &rs.Line, &rs.Key); err != nil {
+		var js string
+		if err := rows.Scan(&rs.File, &rs.Line, &rs.Key, &js); err != nil {
 			return nil, fmt.Errorf("record sources of %q: %w", idOrAlias, err)
 		}
+		rs.Item = json.RawMessage(js)
 		out = append(out, rs)
 	}
 	if err := rows.Err(); err != nil {

@@ -3,7 +3,6 @@ package corpus
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -60,9 +59,10 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// foldKey is the case-insensitive form of an ID or alias: the normalised
-// DOI when s looks like one (also "doi:…" and resolver URLs), else "arxiv:"
-// and the normalised arXiv id, else s trimmed and lower-cased.
+// foldKey is the case-insensitive form of an ID or alias as asked or
+// written: the normalised DOI when s looks like one (also "doi:…" and
+// resolver URLs), else "arxiv:" and the normalised arXiv id, else s
+// trimmed, lower-cased and escaped (EscapeID).
 func foldKey(s string) string {
 	s = strings.TrimSpace(s)
 	if d := NormalizeDOI(s); d != "" {
@@ -71,7 +71,7 @@ func foldKey(s string) string {
 	if a := NormalizeArXiv(s); a != "" {
 		return "arxiv:" + a
 	}
-	return strings.ToLower(s)
+	return EscapeID(strings.ToLower(s))
 }
 
 // looksLikeID reports whether a folded key has the shape of a paper ID.
@@ -79,10 +79,10 @@ func looksLikeID(f string) bool {
 	return strings.HasPrefix(f, "10.") || strings.HasPrefix(f, "arxiv:") || strings.HasPrefix(f, "h:")
 }
 
-// normalizePaper puts p into the form its JSON round trip gives, so what
-// Ingest stores is what Get returns.
+// normalizePaper puts p into the form its JSON round trip gives
+// (Paper.MarshalJSON, then PaperFromItem).
 func normalizePaper(p *Paper) {
-	p.DOI = NormalizeDOI(p.DOI)
+	p.DOI = CleanDOI(p.DOI)
 	p.ArXiv = NormalizeArXiv(p.ArXiv)
 	if len(p.Keywords) > 0 {
 		var ks []string
@@ -96,49 +96,13 @@ func normalizePaper(p *Paper) {
 	}
 }
 
-// storedPaper is the CSL-JSON that Paper.MarshalJSON writes, for decoding
-// the store's own JSON in one pass; Paper.UnmarshalJSON, which accepts any
-// CSL-JSON, is several times slower. A test checks that every Paper field
-// survives the store.
-type storedPaper struct {
-	Type   string   `json:"type"`
-	Title  string   `json:"title"`
-	Author []Author `json:"author"`
-	Issued *struct {
-		DateParts [][]int `json:"date-parts"`
-	} `json:"issued"`
-	Container string `json:"container-title"`
-	DOI       string `json:"DOI"`
-	URL       string `json:"URL"`
-	Abstract  string `json:"abstract"`
-	Keyword   string `json:"keyword"`
-	ArXiv     string `json:"arxiv"`
-	Publisher string `json:"publisher"`
-	Volume    string `json:"volume"`
-	Issue     string `json:"issue"`
-	Page      string `json:"page"`
-}
-
-// decodePaper decodes a paper's stored JSON; id is its ID.
+// decodePaper derives the Paper of a stored item; id is its ID.
 func decodePaper(id, js string) (Paper, error) {
-	var sp storedPaper
-	if err := json.Unmarshal([]byte(js), &sp); err != nil {
-		// Not the form MarshalJSON writes: take the general decoder.
-		var p Paper
-		if err := json.Unmarshal([]byte(js), &p); err != nil {
-			return Paper{}, fmt.Errorf("decode paper %s: %w", id, err)
-		}
-		p.ID = id
-		return p, nil
+	p, err := PaperFromItem([]byte(js))
+	if err != nil {
+		return Paper{}, fmt.Errorf("decode paper %s: %w", id, err)
 	}
-	p := Paper{
-		ID: id, Type: sp.Type, Title: sp.Title, Authors: sp.Author, Venue: sp.Container,
-		DOI: sp.DOI, URL: sp.URL, Abstract: sp.Abstract, Keywords: SplitKeywords(sp.Keyword),
-		ArXiv: sp.ArXiv, Publisher: sp.Publisher, Volume: sp.Volume, Issue: sp.Issue, Pages: sp.Page,
-	}
-	if sp.Issued != nil && len(sp.Issued.DateParts) > 0 && len(sp.Issued.DateParts[0]) > 0 {
-		p.Year = sp.Issued.DateParts[0][0]
-	}
+	p.ID = id
 	return p, nil
 }
 

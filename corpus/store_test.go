@@ -83,7 +83,8 @@ func TestStoreIngest(t *testing.T) {
 				rec(attention("10.5555/X"), "vaswani2017", "a.bib", 1),
 			}},
 			wantStats: []corpus.IngestStats{{Read: 2, Added: 1, Merged: 1, Aliases: 1}},
-			want:      []corpus.Paper{{ID: "10.5555/x", Title: "Attention Is All You Need", Authors: []corpus.Author{vaswani}, Year: 2017, DOI: "10.5555/x"}},
+			// The ID is the normalised DOI; the DOI is kept as written.
+			want: []corpus.Paper{{ID: "10.5555/x", Title: "Attention Is All You Need", Authors: []corpus.Author{vaswani}, Year: 2017, DOI: "10.5555/X"}},
 		},
 		{
 			name: "same record in two batches is one paper",
@@ -213,9 +214,9 @@ func TestPaperJSONRoundTrip(t *testing.T) {
 		{name: "keyword with comma is split",
 			in:   corpus.Paper{ID: "x", Keywords: []string{"neural networks, deep", "ir"}},
 			want: corpus.Paper{ID: "x", Keywords: []string{"neural networks", "deep", "ir"}}},
-		{name: "DOI normalised",
+		{name: "DOI without resolver, case kept",
 			in:   corpus.Paper{ID: "x", DOI: "https://doi.org/10.1145/ABC"},
-			want: corpus.Paper{ID: "x", DOI: "10.1145/abc"}},
+			want: corpus.Paper{ID: "x", DOI: "10.1145/ABC"}},
 		{name: "arXiv version dropped",
 			in:   corpus.Paper{ID: "x", ArXiv: "1706.03762v5"},
 			want: corpus.Paper{ID: "x", ArXiv: "1706.03762"}},
@@ -357,7 +358,9 @@ func TestStoreAliasConflicts(t *testing.T) {
 				rec(corpus.Paper{Title: "One", DOI: "10.1/one"}, "smith2020", "a.bib", 1),
 				rec(corpus.Paper{Title: "Two", DOI: "10.1/two"}, "smith2020", "b.bib", 1),
 			},
-			want:  corpus.IngestStats{Read: 2, Added: 2, Aliases: 1, AliasConflicts: 1},
+			want: corpus.IngestStats{Read: 2, Added: 2, Aliases: 1, AliasConflicts: 1, KeyConflicts: []corpus.KeyConflict{
+				{Key: "smith2020", File: "b.bib", Line: 1, Paper: "10.1/two", Other: "10.1/one", OtherFile: "a.bib", OtherLine: 1},
+			}},
 			alias: "smith2020", aliasOf: "10.1/one", wantCount: 2,
 		},
 		{
@@ -366,7 +369,9 @@ func TestStoreAliasConflicts(t *testing.T) {
 				rec(corpus.Paper{Title: "One", DOI: "10.1/one"}, "", "a.bib", 1),
 				rec(corpus.Paper{Title: "Two", DOI: "10.1/two"}, "10.1/ONE", "b.bib", 1),
 			},
-			want:  corpus.IngestStats{Read: 2, Added: 2, AliasConflicts: 1},
+			want: corpus.IngestStats{Read: 2, Added: 2, AliasConflicts: 1, KeyConflicts: []corpus.KeyConflict{
+				{Key: "10.1/ONE", File: "b.bib", Line: 1, Paper: "10.1/two", Other: "10.1/one", OtherFile: "a.bib", OtherLine: 1},
+			}},
 			alias: "10.1/ONE", aliasOf: "10.1/one", wantCount: 2,
 		},
 		{
@@ -624,6 +629,12 @@ func TestStoreRecordSources(t *testing.T) {
 	)
 	got, err := s.RecordSources(t.Context(), "vaswani2017")
 	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.JSONEq(t, `{"id":"10.5555/X","title":"Attention Is All You Need","author":[{"family":"Vaswani","given":"Ashish"}],"issued":{"date-parts":[[2017]]},"DOI":"10.5555/x"}`, string(got[0].Item))
+	assert.JSONEq(t, `{"id":"vaswani2017","title":"Attention Is All You Need","author":[{"family":"Vaswani","given":"Ashish"}],"issued":{"date-parts":[[2017]]}}`, string(got[1].Item))
+	for i := range got {
+		got[i].Item = nil
+	}
 	assert.Equal(t, []corpus.RecordSource{
 		{File: "acm.jsonl", Line: 4, Key: "10.5555/X"},
 		{File: "refs.bib", Line: 12, Key: "vaswani2017"},

@@ -143,6 +143,8 @@ func TestStorePrecedenceAcrossFiles(t *testing.T) {
 	require.ErrorIs(t, err, corpus.ErrNotFound)
 	srcs, err := s.RecordSources(t.Context(), "10.1/x")
 	require.NoError(t, err)
+	require.Len(t, srcs, 1)
+	srcs[0].Item = nil
 	assert.Equal(t, []corpus.RecordSource{{File: "b.bib", Line: 1, Key: "bx"}}, srcs)
 }
 
@@ -214,4 +216,29 @@ func TestStoreRemoveThenChangedFile(t *testing.T) {
 	n, err = s.Count(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
+}
+
+// A record whose content changes its paper's identity (no DOI, another
+// title: another "h:" ID) takes its key along: the key names the new
+// paper, and no key conflict is reported against the old one, which goes.
+func TestStoreChangedRecordKeepsItsKey(t *testing.T) {
+	s, _ := openStore(t)
+	apply(t, s, version("a.bib", "a1", paperRec("First title", "", 2001, "k")), 10)
+	old, err := s.Get(t.Context(), "k")
+	require.NoError(t, err)
+
+	src := corpus.Source{Path: "a.bib", Size: 1, SHA256: "a2"}
+	v := version("a.bib", "a2", paperRec("Second title", "", 2001, "k"))
+	st, err := s.IngestSource(t.Context(), src, v.recs)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Changed)
+	assert.Zero(t, st.AliasConflicts)
+	assert.Empty(t, st.KeyConflicts)
+
+	p, err := s.Get(t.Context(), "k")
+	require.NoError(t, err)
+	assert.Equal(t, "Second title", p.Title)
+	assert.NotEqual(t, old.ID, p.ID)
+	_, err = s.Get(t.Context(), old.ID)
+	require.ErrorIs(t, err, corpus.ErrNotFound)
 }

@@ -186,5 +186,5 @@ func TestStoreMigratesV2(t *testing.T) {
 	defer db.Close()
 	var v int
 	require.NoError(t, db.QueryRow("PRAGMA user_version").Scan(&v))
-	assert.Equal(t, 3, v)
+	assert.Equal(t, 4, v)
 }

@@ -38,7 +38,7 @@ func ExampleEngine_Search() {
 	fmt.Println(e.Pipeline().Retrievers)
 	// Output:
 	// We merge the BM25 and dense rankings with reciprocal rank fusion.
-	// 1. Reciprocal Rank Fusion Outperforms Condorcet and Individual Rank Learning Methods (2009) bm25 #1
-	// 2. The Probabilistic Relevance Framework: BM25 and Beyond (2009) bm25 #2
+	// 1. Reciprocal rank fusion outperforms Condorcet and individual rank learning methods (2009) bm25 #1
+	// 2. The probabilistic relevance framework: BM25 and beyond (2009) bm25 #2
 	// [bm25 rm3 citing]
 }

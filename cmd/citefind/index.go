@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/citefind/citefind/build"
+	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/db"
 )
 
@@ -33,8 +34,13 @@ A killed run loses nothing: run it again. One process writes a database at a
 time; another one waits up to --wait for it, then gives up.
 
 Bad records are reported as FILE:LINE: cause and skipped; everything else is
-stored. The run ends with a summary and exits with status 1 when anything was
-skipped, unless --keep-going.
+stored. Problems that do not stop a record from being stored are reported as
+FILE:LINE: warning: cause: invalid UTF-8 (replaced by U+FFFD), a DOI that is
+not valid, a key that cannot be used in [[cite:KEY]] as written, a key that
+already names another paper (with the FILE:LINE of both). A PATH that does not
+exist is an error before anything is created; a folder without supported files
+is a warning. The run ends with a summary and exits with status 1 when anything
+was skipped or a folder held no supported file, unless --keep-going.
 
 --embedder also builds a dense (embedding) index, for query --retrievers
 bm25,dense: builtin is LSA trained on the database's own papers (512
@@ -70,8 +76,9 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	}
 	rep, err := build.Ensure(ctx, *dbDir, build.EnsureOptions{
 		Files: paths, Embedder: *embedder, Force: *force, Progress: prog, Wait: *wait,
-		OnWait:  waitingFor(c.env, *dbDir, *wait),
-		OnError: func(err error) { fmt.Fprintln(c.stderr, err) },
+		OnWait:    waitingFor(c.env, *dbDir, *wait),
+		OnError:   func(err error) { fmt.Fprintln(c.stderr, err) },
+		OnWarning: func(err error) { fmt.Fprintln(c.stderr, err) },
 	})
 	if err != nil {
 		return err
@@ -82,6 +89,9 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	printIngestSummary(c.stdout, *dbDir, rep.Ingest, rep.Build, rep.Papers)
 	if n := rep.Ingest.Skipped(); n > 0 && !*keepGoing {
 		return fmt.Errorf("%s skipped (listed above); fix them, or pass --keep-going to accept", plural(n, "bad record or file"))
+	}
+	if e := rep.Ingest.EmptyInputs; len(e) > 0 && !*keepGoing {
+		return fmt.Errorf("%s: no supported file (%s) to read; check the path, or pass --keep-going to accept", strings.Join(e, ", "), strings.Join(corpus.Extensions(), " "))
 	}
 	return nil
 }
@@ -103,7 +113,10 @@ func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep bu
 			sum.Unchanged, sum.Changed, sum.Withdrawn, sum.Removed)
 	}
 	if sum.AliasConflicts > 0 {
-		fmt.Fprintf(w, "  key conflicts:     %d record keys already named another paper (first kept)\n", sum.AliasConflicts)
+		fmt.Fprintf(w, "  key conflicts:     %d record keys already named another paper (first kept; listed above)\n", sum.AliasConflicts)
+	}
+	if n := len(sum.Warnings); n > 0 {
+		fmt.Fprintf(w, "  warnings:          %d (listed above; the records were stored)\n", n)
 	}
 	if len(sum.Filtered) > 0 {
 		fmt.Fprintf(w, "  filtered out:      %d\n", sumMap(sum.Filtered))

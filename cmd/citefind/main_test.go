@@ -45,7 +45,7 @@ func TestSampleCorpusEndToEnd(t *testing.T) {
 	out, _, err = cli(t, "", "query", "--db", db, "-k", "3",
 		"We merge the BM25 and dense rankings with reciprocal rank fusion [CITATION], which needs no score calibration.")
 	require.NoError(t, err)
-	assert.Contains(t, out, " 1. Reciprocal Rank Fusion Outperforms Condorcet and Individual Rank Learning Methods (2009)")
+	assert.Contains(t, out, " 1. Reciprocal rank fusion outperforms Condorcet and individual rank learning methods (2009)")
 	assert.Contains(t, out, "id 10.1145/1571941.1572114")
 	assert.Contains(t, out, "Gordon V. Cormack, Charles L. A. Clarke, Stefan Büttcher")
 
@@ -118,7 +118,7 @@ func TestIndexReportsBadRecordsAndKeepsTheRest(t *testing.T) {
 
 	out, _, err = cli(t, "", "query", "--db", db, "fusion")
 	require.NoError(t, err)
-	assert.Contains(t, out, "Another Good Paper on Fusion")
+	assert.Contains(t, out, "Another good paper on fusion", "titles come in sentence case, as CSL data holds them")
 
 	_, _, err = cli(t, "", "index", "--db", db, "--quiet", "--keep-going", bib)
 	require.NoError(t, err)
@@ -229,4 +229,39 @@ func TestQueryShowsUserKeys(t *testing.T) {
 	out, _, err = cli(t, "", "query", "--db", db, "-k", "1", "reciprocal rank fusion [CITATION]")
 	require.NoError(t, err)
 	assert.Contains(t, out, "id 10.1145/1571941.1572114   key cormack2009rrf")
+}
+
+// Bad input is reported, never silently accepted: a missing path is an
+// error before the database is created, a folder without supported files
+// a warning and a failure unless --keep-going, and a query on an empty
+// database says so and how to index.
+func TestIndexInputWarnings(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	missing := filepath.Join(t.TempDir(), "missing.bib")
+	_, _, err := cli(t, "", "index", "--db", db, "--quiet", missing)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), missing)
+	assert.NoDirExists(t, db, "nothing is created")
+
+	empty := t.TempDir()
+	_, stderr, err := cli(t, "", "index", "--db", db, "--quiet", empty)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--keep-going")
+	assert.Contains(t, stderr, empty+": warning: no supported files in this folder")
+	_, _, err = cli(t, "", "index", "--db", db, "--quiet", "--keep-going", empty)
+	require.NoError(t, err)
+
+	out, stderr, err := cli(t, "", "query", "--db", db, "rank fusion")
+	require.NoError(t, err)
+	assert.Contains(t, out, "no matching papers")
+	assert.Contains(t, stderr, "holds no papers: index a bibliography first, e.g. citefind index --db "+db)
+
+	bib := filepath.Join(t.TempDir(), "refs.bib")
+	require.NoError(t, os.WriteFile(bib, []byte("@article{k, title={Caf\xe9 culture}, year={2020}}\n@article{k, title={Other paper}, year={2021}}\n"), 0o644))
+	out, stderr, err = cli(t, "", "index", "--db", db, "--quiet", bib)
+	require.NoError(t, err, "warnings do not fail the run")
+	assert.Contains(t, stderr, bib+":1: warning: invalid UTF-8 replaced by U+FFFD")
+	assert.Contains(t, stderr, bib+`:2: warning: duplicate key "k": it already names paper h:`)
+	assert.Contains(t, stderr, "("+bib+":1)")
+	assert.Contains(t, out, "warnings:          2")
 }

@@ -116,6 +116,9 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(res.Hits) == 0 && eng.Count(ctx) == 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the database %s holds no papers: index a bibliography first, e.g. citefind index --db %s refs.bib", *db, *db))
+	}
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")

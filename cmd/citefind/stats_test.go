@@ -110,7 +110,7 @@ func TestStatsEndToEnd(t *testing.T) {
 	assert.Equal(t, []string{"arxiv:2112.09118", "arxiv:2005.11401", "arxiv:2104.08663"}, never)
 	require.Len(t, st.NotRetrieved, 1)
 	assert.Equal(t, "arxiv:1706.03762", st.NotRetrieved[0].ID)
-	assert.Equal(t, "Attention Is All You Need", st.NotRetrieved[0].Title)
+	assert.Equal(t, "Attention is all you need", st.NotRetrieved[0].Title)
 
 	// Resolving the same draft again, or with --no-track, counts nothing new.
 	_, _, err = cli(t, "", "cite", "--db", db, "--session", a, "--session", b, draft)
@@ -128,7 +128,7 @@ func TestStatsEndToEnd(t *testing.T) {
 	assert.Contains(t, out, "1 draft, 2 searches, 6 citations of 6 papers")
 	assert.Contains(t, out, "citation rate: 6 of 10 hits cited (60.0 %)")
 	assert.Contains(t, out, "Retrieved, never cited")
-	assert.Contains(t, out, "Attention Is All You Need")
+	assert.Contains(t, out, "Attention is all you need")
 
 	// An edited draft replaces its record: now it cites rrf only, behind A.
 	require.NoError(t, os.WriteFile(draft, []byte("RRF [[cite:cormack2009rrf]].\n"), 0o644))

@@ -1,0 +1,104 @@
+package corpus_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBibTeXToCSL pins the CSL-JSON item made of BibTeX entries that use
+// the standard BibTeX and BibLaTeX fields (see docs/bibtex.md).
+func TestBibTeXToCSL(t *testing.T) {
+	tests := []struct{ name, bib, want string }{
+		{"proceedings paper: editor, booktitle, series, volume, month, address, location, DOI as written, note",
+			`@inproceedings{devlin2019bert,
+  title = {{BERT}: Pre-training of Deep Bidirectional Transformers for Language Understanding},
+  author = {Devlin, Jacob and Chang, Ming-Wei and Lee, Kenton and Toutanova, Kristina},
+  editor = {Burstein, Jill and Doran, Christy and Solorio, Thamar},
+  booktitle = {Proceedings of the 2019 Conference of the North {A}merican Chapter of the Association for Computational Linguistics},
+  series = {NAACL '19}, volume = {1}, month = jun, year = {2019},
+  address = {Minneapolis, Minnesota}, location = {Minneapolis, USA},
+  publisher = {Association for Computational Linguistics},
+  doi = {10.18653/v1/N19-1423}, pages = {4171--4186}, note = {Long paper},
+}`,
+			`{"id":"devlin2019bert","type":"paper-conference","title":"BERT: Pre-training of deep bidirectional transformers for language understanding","title-short":"BERT",
+"container-title":"Proceedings of the 2019 conference of the north American chapter of the association for computational linguistics","collection-title":"NAACL ’19",
+"author":[{"family":"Devlin","given":"Jacob"},{"family":"Chang","given":"Ming-Wei"},{"family":"Lee","given":"Kenton"},{"family":"Toutanova","given":"Kristina"}],
+"editor":[{"family":"Burstein","given":"Jill"},{"family":"Doran","given":"Christy"},{"family":"Solorio","given":"Thamar"}],
+"issued":{"date-parts":[[2019,6]]},"page":"4171-4186","volume":"1","publisher":"Association for Computational Linguistics",
+"publisher-place":"Minneapolis, Minnesota","event-place":"Minneapolis, USA","DOI":"10.18653/v1/N19-1423","note":"Long paper"}`},
+		{"thesis: particles, suffix, type → genre, school; howpublished → publisher, urldate → accessed, edition, chapter, number, translator",
+			`@phdthesis{x, title={Learning to Rank with {XGBoost}}, author={van der Berg, Jan and Smith, Jr., John}, school={MIT}, year=2020,
+  type={{PhD} dissertation}, address={Cambridge, MA}, urldate={2021-03-04}, edition={2nd}, translator={Doe, Jane}, chapter={3},
+  howpublished={Online}, number={TR-5}, langid={english}}`,
+			`{"id":"x","type":"thesis","genre":"PhD dissertation","language":"en-US","title":"Learning to rank with XGBoost",
+"author":[{"family":"Berg","given":"Jan","dropping-particle":"van der"},{"family":"Smith","given":"John","suffix":"Jr."}],
+"translator":[{"family":"Doe","given":"Jane"}],"issued":{"date-parts":[[2020]]},"accessed":{"date-parts":[[2021,3,4]]},
+"chapter-number":"3","edition":"2nd","number":"TR-5","publisher":"MIT; Online","publisher-place":"Cambridge, MA"}`},
+		{"arXiv preprint: eprint and archivePrefix, publisher arXiv, month and day, others dropped",
+			`@misc{vaswani2017, title={Attention Is All You Need}, author={Vaswani, Ashish and others}, eprint={1706.03762},
+  archivePrefix={arXiv}, primaryClass={cs.CL}, year={2017}, publisher={arXiv}, month={12}, day={5}}`,
+			`{"id":"vaswani2017","type":"article","title":"Attention is all you need","author":[{"family":"Vaswani","given":"Ashish"}],
+"issued":{"date-parts":[[2017,12,5]]},"publisher":"arXiv","URL":"https://arxiv.org/abs/1706.03762","arxiv":"1706.03762"}`},
+		{"report: institution, number, biblatex type key, date range",
+			`@techreport{tr, title={A Report}, institution={Inst}, number={42}, type={techreport}, date={1999-05-03/1999-06}}`,
+			`{"id":"tr","type":"report","genre":"technical report","title":"A report","issued":{"date-parts":[[1999,5,3],[1999,6]]},"number":"42","publisher":"Inst"}`},
+		{"book: German title kept as written, numeric series, volume and part, location → publisher-place",
+			`@book{b, title={Über Dinge}, editor={Ed, Itor}, series={3}, volume={12}, part={2}, publisher={Springer}, location={Berlin}, year={2001}, langid={ngerman}}`,
+			`{"id":"b","type":"book","language":"de-DE","title":"Über Dinge","collection-title":"3rd series","editor":[{"family":"Ed","given":"Itor"}],
+"issued":{"date-parts":[[2001]]},"volume":"12.2","publisher":"Springer","publisher-place":"Berlin"}`},
+		{"article: journal as written, number and issue, ISSN, circa date, translator",
+			`@article{a, title={The {ACM} Way}, journaltitle={Journal of the ACM}, subtitle={A Study}, number={4}, issue={Spring}, issn={0004-5411},
+  date={2020-21~}, pages={1-10}, keywords={a, b}, abstract={An <i>abstract</i> &amp; more.}}`,
+			`{"id":"a","type":"article-journal","title":"The ACM way: A study","title-short":"The ACM way","container-title":"Journal of the ACM",
+"issued":{"date-parts":[[2020]],"season":1,"circa":true},"page":"1-10","issue":"4, Spring","ISSN":"0004-5411",
+"abstract":"An <i>abstract</i> & more.","keyword":"a, b"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := readBib(t, tc.bib)
+			require.Empty(t, res.errs)
+			require.Len(t, res.recs, 1)
+			assert.JSONEq(t, tc.want, string(res.recs[0].Item))
+		})
+	}
+}
+
+// TestBibTeXSentenceCase: titles of English entries in sentence case, as
+// pandoc (and CSL data) has them.
+func TestBibTeXSentenceCase(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Attention Is All You Need", "Attention is all you need"},
+		{"{BERT}: Pre-training of Deep Bidirectional Transformers", "BERT: Pre-training of deep bidirectional transformers"},
+		{"Learning with {G}aussian Processes on the iPhone and in the USA", "Learning with Gaussian processes on the iPhone and in the USA"},
+		{"Deep Learning: An Overview", "Deep learning: An overview"},
+		{"Deep Learning: Overview", "Deep learning: overview"}, // pandoc lower-cases a lone last word
+		{"a study of things", "A study of things"},
+		{"Part A of the 3D Work. The Second Sentence", "Part a of the 3D work. The second sentence"},
+		{"Open-Domain Question Answering", "Open-domain question answering"},
+		{"{Open-Domain} Question Answering", "Open-Domain question answering"},
+		{`A \emph{Novel} and \textsc{Big} Idea`, "A <i>novel</i> and <span style=\"font-variant:small-caps;\">Big</span> idea"},
+		{"{\\em Study} of $\\alpha$-Decay", "<i>Study</i> of α-decay"},
+		{"Finding `Lucy in Disguise': The Lyric", "Finding “lucy in disguise”: The lyric"},
+		{"Tom's Diner", "Tom’s diner"},
+		{"The Semantic Web 10<sup>th</sup> Year", "The semantic web 10<sup>th</sup> year"},
+		{"<i>PieCursor</i>: Merging Pointing", "<i>PieCursor</i>: Merging pointing"},
+		{"{\\\"U}ber Alles", "Über alles"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			res := readBib(t, "@article{k, title = {"+tc.in+"}}")
+			require.Len(t, res.recs, 1, "%v", res.errs)
+			var item struct {
+				Title string `json:"title"`
+			}
+			require.NoError(t, json.Unmarshal(res.recs[0].Item, &item))
+			assert.Equal(t, tc.want, item.Title)
+		})
+	}
+	res := readBib(t, "@article{k, title = {Deep Learning for Dummies}, langid = {french}}")
+	require.Len(t, res.recs, 1)
+	assert.Equal(t, "Deep Learning for Dummies", res.recs[0].Paper.Title, "other languages keep their case")
+}
