@@ -96,6 +96,9 @@ type Node struct {
 	env []string
 	t   testing.TB
 
+	cluster *Cluster
+	started bool // launched at least once
+
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
@@ -145,6 +148,20 @@ func (n *Node) launch() error {
 	}
 	cmd := exec.Command(n.bin, "--host", "127.0.0.1", "--port", strconv.Itoa(n.HTTPPort), "--scheme", "http")
 	cmd.Env = append(os.Environ(), n.env...)
+	if n.cluster != nil && len(n.cluster.Nodes) > 1 {
+		// Join the memberlist through the nodes started before (all the
+		// others on a restart): node 1 starts alone the first time.
+		var peers []string
+		for _, p := range n.cluster.Nodes {
+			if p != n && (n.started || p.started) {
+				peers = append(peers, fmt.Sprintf("localhost:%d", p.Gossip))
+			}
+		}
+		if len(peers) > 0 {
+			cmd.Env = append(cmd.Env, "CLUSTER_JOIN="+strings.Join(peers, ","))
+		}
+	}
+	n.started = true
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -155,6 +172,27 @@ func (n *Node) launch() error {
 	go func() { _ = cmd.Wait(); lf.Close(); close(done) }()
 	n.cmd, n.done, n.log = cmd, done, lf
 	return nil
+}
+
+// waitPort waits until the node accepts TCP connections on port.
+func (n *Node) waitPort(ctx context.Context, port int) error {
+	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
+	defer cancel()
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if !n.Running() {
+			return fmt.Errorf("weaviatetest: node %s exited (log: %s)", n.Name, n.LogTail(20))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("weaviatetest: node %s does not listen on %d: %w", n.Name, port, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // WaitReady waits until the node answers /v1/.well-known/ready with 200,
@@ -277,7 +315,7 @@ func start(t testing.TB, count int) *Cluster {
 			"DISABLE_TELEMETRY=true",
 			"PROMETHEUS_MONITORING_ENABLED=false",
 			"PROMETHEUS_MONITORING_PORT=" + strconv.Itoa(freePorts(t, 1)),
-			"LOG_LEVEL=warning",
+			"LOG_LEVEL=" + logLevel(),
 			"CLUSTER_HOSTNAME=" + nd.Name,
 			"CLUSTER_ADVERTISE_ADDR=127.0.0.1",
 			"CLUSTER_IN_LOCALHOST=true",
@@ -293,11 +331,15 @@ func start(t testing.TB, count int) *Cluster {
 			// wrong; idle memtables are flushed after this many seconds
 			// (default 60), which Sync waits for.
 			"PERSISTENCE_MEMTABLES_FLUSH_IDLE_AFTER_SECONDS=1",
+			// Async replication repairs a restarted node's replicas every
+			// 30 s by default, leaving objects younger than 30 s alone:
+			// faster here, so that catch-up tests take seconds.
+			"ASYNC_REPLICATION_FREQUENCY=1s",
+			"ASYNC_REPLICATION_PROPAGATION_DELAY=1s",
+			"ASYNC_REPLICATION_ALIVE_NODES_CHECKING_FREQUENCY=1s",
 			"GO_PROFILING_PORT=" + strconv.Itoa(freePorts(t, 1)),
 		}
-		if nd != c.Nodes[0] {
-			nd.env = append(nd.env, fmt.Sprintf("CLUSTER_JOIN=localhost:%d", c.Nodes[0].Gossip))
-		}
+		nd.cluster = c
 	}
 	t.Cleanup(func() {
 		for _, nd := range c.Nodes {
@@ -308,12 +350,18 @@ func start(t testing.TB, count int) *Cluster {
 		}
 		_ = os.RemoveAll(root)
 	})
-	for _, nd := range c.Nodes {
+	ctx := context.Background()
+	for i, nd := range c.Nodes {
 		if err := nd.launch(); err != nil {
 			t.Fatal(err)
 		}
+		if i == 0 && count > 1 {
+			// The others join node 1's memberlist: it must listen first.
+			if err := nd.waitPort(ctx, nd.Gossip); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	ctx := context.Background()
 	for _, nd := range c.Nodes {
 		if err := nd.WaitReady(ctx); err != nil {
 			t.Fatal(err)
@@ -421,4 +469,13 @@ func freePorts(t testing.TB, n int) int {
 	}
 	t.Fatal("weaviatetest: no free ports")
 	return 0
+}
+
+// logLevel is the nodes' LOG_LEVEL: $CITEFIND_WEAVIATE_LOG_LEVEL, else
+// warning.
+func logLevel() string {
+	if l := os.Getenv("CITEFIND_WEAVIATE_LOG_LEVEL"); l != "" {
+		return l
+	}
+	return "warning"
 }

@@ -2,6 +2,7 @@ package weaviate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -165,15 +166,16 @@ func (b *Backend) Close() error {
 // asked so far. It is valid while the metadata (generation and sync
 // checkpoint) is unchanged.
 type snapshot struct {
-	key     string // generation/target/after of the metadata
-	checked time.Time
-	m       meta
-	exists  bool
-	n       int
-	totals  map[string]float64
-	dfMu    sync.Mutex
-	df      map[string]int // field + "\x00" + term
-	created time.Time
+	key      string // generation/target/after of the metadata
+	checked  time.Time
+	m        meta
+	exists   bool
+	hasStats bool // N, totals and document frequencies are kept
+	n        int
+	totals   map[string]float64
+	dfMu     sync.Mutex
+	df       map[string]int // field + "\x00" + term
+	created  time.Time
 }
 
 // maxCachedDF bounds the document-frequency cache of one snapshot.
@@ -199,7 +201,7 @@ func (b *Backend) state(ctx context.Context) (*snapshot, error) {
 	}
 	key := "none"
 	if ok {
-		key = fmt.Sprintf("%d/%d/%s/%s/%d", m.Generation, m.Target, m.After, m.Embedder, m.Dim)
+		key = fmt.Sprintf("%d/%d/%s/%s/%d/%d/%d/%s", m.Generation, m.Target, m.After, m.Embedder, m.Dim, m.StatsGen, m.N, m.Totals)
 	}
 	if s != nil && s.key == key {
 		b.mu.Lock()
@@ -210,9 +212,13 @@ func (b *Backend) state(ctx context.Context) (*snapshot, error) {
 		return s, nil
 	}
 	ns := &snapshot{key: key, checked: time.Now(), m: m, exists: ok, df: map[string]int{}, totals: map[string]float64{}, created: time.Now()}
-	if ok {
-		if err := b.loadTotals(ctx, ns); err != nil {
-			return nil, err
+	if ok && m.StatsGen >= 0 {
+		ns.hasStats = true
+		ns.n = int(m.N)
+		if m.Totals != "" {
+			if err := json.Unmarshal([]byte(m.Totals), &ns.totals); err != nil {
+				return nil, fmt.Errorf("weaviate: the statistics of %s: %w", b.cfg.Collection, err)
+			}
 		}
 	}
 	b.mu.Lock()
@@ -228,36 +234,24 @@ func (b *Backend) invalidate() {
 	b.mu.Unlock()
 }
 
-// loadTotals reads N and the total analysed length of each scored field.
-func (b *Backend) loadTotals(ctx context.Context, s *snapshot) error {
-	var q strings.Builder
-	q.WriteString("{ Aggregate { " + b.cfg.Collection + " { meta { count }")
-	for _, f := range b.scorers {
-		q.WriteString(" " + lenPrefix + f.name + " { sum }")
-	}
-	q.WriteString(" } } }")
+// countObjects returns the number of objects in the collection
+// (Aggregate; it fails while a node holding a shard replica is down).
+func (b *Backend) countObjects(ctx context.Context) (int, error) {
 	var out struct {
-		Aggregate map[string][]map[string]struct {
-			Count *float64 `json:"count"`
-			Sum   *float64 `json:"sum"`
+		Aggregate map[string][]struct {
+			Meta struct {
+				Count float64 `json:"count"`
+			} `json:"meta"`
 		} `json:"Aggregate"`
 	}
-	if err := b.c.graphql(ctx, q.String(), &out, b.cfg.timeout()); err != nil {
-		return fmt.Errorf("weaviate: collection statistics: %w", err)
+	if err := b.c.graphql(ctx, "{ Aggregate { "+b.cfg.Collection+" { meta { count } } } }", &out, b.cfg.timeout()); err != nil {
+		return 0, fmt.Errorf("weaviate: count objects: %w", err)
 	}
 	rows := out.Aggregate[b.cfg.Collection]
 	if len(rows) != 1 {
-		return fmt.Errorf("weaviate: collection statistics: %d result rows", len(rows))
+		return 0, fmt.Errorf("weaviate: count objects: %d result rows", len(rows))
 	}
-	if c := rows[0]["meta"].Count; c != nil {
-		s.n = int(*c)
-	}
-	for _, f := range b.scorers {
-		if v := rows[0][lenPrefix+f.name].Sum; v != nil {
-			s.totals[f.name] = *v
-		}
-	}
-	return nil
+	return int(rows[0].Meta.Count), nil
 }
 
 // Stats reports the papers in the collection, the generation it reflects,
@@ -276,6 +270,14 @@ func (b *Backend) Stats(ctx context.Context) (retrieve.Stats, error) {
 		return st, nil
 	}
 	st.Papers = s.n
+	if n, err := b.countObjects(ctx); err == nil {
+		st.Papers = n
+		if s.hasStats && n != s.n {
+			st.Detail = append(st.Detail, fmt.Sprintf("the collection holds %d objects, its statistics count %d papers", n, s.n))
+		}
+	} else {
+		st.Detail = append(st.Detail, fmt.Sprintf("object count unavailable (%v): %d papers as of the last sync", err, s.n))
+	}
 	st.Generation = s.m.Generation
 	if s.m.Target >= 0 {
 		st.Detail = append(st.Detail, fmt.Sprintf("a sync towards generation %d stopped after paper %q; the next sync completes it", s.m.Target, s.m.After))
@@ -300,9 +302,19 @@ func (b *Backend) layoutString() string {
 	return fmt.Sprintf("%s × %d replicas", sh, b.cfg.replicas())
 }
 
-// nodes describes each node: status, and the collection's shards on it
-// with their object counts.
-func (b *Backend) nodes(ctx context.Context) ([]string, error) {
+// NodeShards is what one node reports about the collection.
+type NodeShards struct {
+	Node   string
+	Status string         // HEALTHY, UNHEALTHY, UNAVAILABLE, …
+	Shards map[string]int // shard name → objects on disk (flushed) in it
+}
+
+// Nodes returns, per node of the cluster (by name), its status and the
+// collection's shards it holds with their object counts. Weaviate counts
+// only objects flushed to disk segments, so replicas of a shard agree
+// once writes have settled and async replication has repaired a replica
+// that missed writes.
+func (b *Backend) Nodes(ctx context.Context) ([]NodeShards, error) {
 	var out struct {
 		Nodes []struct {
 			Name   string `json:"name"`
@@ -315,19 +327,64 @@ func (b *Backend) nodes(ctx context.Context) ([]string, error) {
 		} `json:"nodes"`
 	}
 	if err := b.c.do(ctx, http.MethodGet, "/v1/nodes?output=verbose&collection="+url.QueryEscape(b.cfg.Collection), nil, &out, b.cfg.timeout()); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("weaviate: nodes: %w", err)
 	}
-	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].Name < out.Nodes[j].Name })
-	var lines []string
+	res := make([]NodeShards, 0, len(out.Nodes))
 	for _, n := range out.Nodes {
-		var parts []string
+		ns := NodeShards{Node: n.Name, Status: n.Status, Shards: map[string]int{}}
 		for _, s := range n.Shards {
 			if s.Class == b.cfg.Collection {
-				parts = append(parts, fmt.Sprintf("%s %d objects", s.Name, s.ObjectCount))
+				ns.Shards[s.Name] = s.ObjectCount
 			}
 		}
+		res = append(res, ns)
+	}
+	sort.Slice(res, func(i, j int) bool { return res[i].Node < res[j].Node })
+	return res, nil
+}
+
+// ReplicasAgree reports whether every shard has the same object count on
+// every node that holds it; the detail names the shards that differ.
+func ReplicasAgree(nodes []NodeShards) (bool, string) {
+	counts := map[string][]string{}
+	vals := map[string]map[int]bool{}
+	for _, n := range nodes {
+		for sh, c := range n.Shards {
+			counts[sh] = append(counts[sh], fmt.Sprintf("%s %d", n.Node, c))
+			if vals[sh] == nil {
+				vals[sh] = map[int]bool{}
+			}
+			vals[sh][c] = true
+		}
+	}
+	var diff []string
+	for sh, v := range vals {
+		if len(v) > 1 {
+			diff = append(diff, fmt.Sprintf("shard %s: %s", sh, strings.Join(counts[sh], ", ")))
+		}
+	}
+	sort.Strings(diff)
+	return len(diff) == 0, strings.Join(diff, "; ")
+}
+
+// nodes describes each node: status, and the collection's shards on it
+// with their object counts, and whether the replicas agree.
+func (b *Backend) nodes(ctx context.Context) ([]string, error) {
+	ns, err := b.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, n := range ns {
+		var parts []string
+		for sh, c := range n.Shards {
+			parts = append(parts, fmt.Sprintf("%s %d objects", sh, c))
+		}
 		sort.Strings(parts)
-		lines = append(lines, fmt.Sprintf("node %s %s: %s", n.Name, n.Status, strings.Join(parts, ", ")))
+		lines = append(lines, fmt.Sprintf("node %s %s: %s", n.Node, n.Status, strings.Join(parts, ", ")))
+	}
+	if ok, diff := ReplicasAgree(ns); !ok {
+		lines = append(lines, "replicas differ (objects on disk; async replication repairs a replica that missed writes): "+diff)
 	}
 	return lines, nil
 }

@@ -19,6 +19,10 @@ import (
 // other 4xx are not.
 const (
 	maxAttempts = 5
+	// writeAttempts is the attempts of a write (about 16 s in all): long
+	// enough for Weaviate to notice a node that died and stop counting
+	// its replicas.
+	writeAttempts = 8
 	backoffBase = 200 * time.Millisecond
 	backoffMax  = 5 * time.Second
 )
@@ -100,8 +104,12 @@ func (c *client) do(ctx context.Context, method, path string, body, out any, tim
 			return fmt.Errorf("encode %s %s: %w", method, path, err)
 		}
 	}
+	attempts := maxAttempts
+	if method != http.MethodGet {
+		attempts = writeAttempts
+	}
 	var err error
-	for i := range maxAttempts {
+	for i := range attempts {
 		if i > 0 && !backoff(ctx, i-1) {
 			break
 		}
@@ -113,7 +121,7 @@ func (c *client) do(ctx context.Context, method, path string, body, out any, tim
 	if ctx.Err() != nil && err == nil {
 		err = ctx.Err()
 	}
-	return fmt.Errorf("%w: %w (after %d attempts)", ErrUnavailable, err, maxAttempts)
+	return fmt.Errorf("%w: %w (after %d attempts)", ErrUnavailable, err, attempts)
 }
 
 func (c *client) once(ctx context.Context, method, path string, payload []byte, out any, timeout time.Duration) error {

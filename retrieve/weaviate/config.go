@@ -26,6 +26,9 @@ const (
 	// DefaultFlushWait bounds Sync's wait for Weaviate's memtable flush:
 	// Weaviate flushes idle memtables after 60 s by default.
 	DefaultFlushWait = 3 * time.Minute
+	// DefaultCheckpoint is the least time between two checkpoints of a
+	// Sync in the metadata object.
+	DefaultCheckpoint = 5 * time.Second
 )
 
 // Consistency levels of Weaviate's replication.
@@ -72,10 +75,14 @@ type Config struct {
 	// to flush its memtables (flushwait=2m; see the package doc); 0 means
 	// DefaultFlushWait; negative (flushwait=none) skips the wait.
 	FlushWait time.Duration
+	// Checkpoint is the least time between two checkpoints of a Sync
+	// (checkpoint=5s); 0 means DefaultCheckpoint.
+	Checkpoint time.Duration
 }
 
 // MetaSuffix is appended to Config.Collection to name the collection that
-// holds the backend's metadata object.
+// holds the backend's metadata object; MetaSuffix + "_df" names the one of
+// its document frequencies.
 const MetaSuffix = "_citefind"
 
 var collectionRe = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*$`)
@@ -119,10 +126,16 @@ func ParseURL(u *url.URL) (Config, error) {
 			c.Depth, err = positive(v)
 		case "batch":
 			c.BatchSize, err = positive(v)
-		case "timeout":
-			c.Timeout, err = time.ParseDuration(v)
-			if err == nil && c.Timeout <= 0 {
+		case "timeout", "checkpoint":
+			var d time.Duration
+			d, err = time.ParseDuration(v)
+			if err == nil && d <= 0 {
 				err = fmt.Errorf("must be positive")
+			}
+			if k == "timeout" {
+				c.Timeout = d
+			} else {
+				c.Checkpoint = d
 			}
 		case "flushwait":
 			if v == "none" {
@@ -144,7 +157,7 @@ func ParseURL(u *url.URL) (Config, error) {
 				c.Read = l
 			}
 		default:
-			return bad("unknown parameter %q (known: shards, replicas, write, read, depth, timeout, batch, flushwait)", k)
+			return bad("unknown parameter %q (known: shards, replicas, write, read, depth, timeout, batch, flushwait, checkpoint)", k)
 		}
 		if err != nil {
 			return bad("%s=%s: %v", k, v, err)
@@ -211,4 +224,13 @@ func (c Config) flushWait() time.Duration {
 	return max(c.FlushWait, 0)
 }
 
+func (c Config) checkpoint() time.Duration {
+	if c.Checkpoint > 0 {
+		return c.Checkpoint
+	}
+	return DefaultCheckpoint
+}
+
 func (c Config) metaClass() string { return c.Collection + MetaSuffix }
+
+func (c Config) dfClass() string { return c.Collection + MetaSuffix + "_df" }

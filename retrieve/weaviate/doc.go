@@ -2,7 +2,7 @@
 // retrieve.Syncer) on a Weaviate server or cluster, registered under the
 // URL scheme "weaviate":
 //
-//	weaviate://HOST:PORT/COLLECTION[?shards=N&replicas=R&write=L&read=L&depth=N&timeout=D&batch=N]
+//	weaviate://HOST:PORT/COLLECTION[?shards=N&replicas=R&write=L&read=L&depth=N&timeout=D&batch=N&flushwait=D&checkpoint=D]
 //
 // The local store stays the canonical record; Sync copies its papers into
 // the collection, and a `serve` with no local store can answer from the

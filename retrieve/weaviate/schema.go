@@ -86,6 +86,15 @@ type meta struct {
 	// Fields are the analysed text fields stored (sparse field names).
 	Fields  []string `json:"fields"`
 	Updated string   `json:"updated"`
+	// The collection statistics BM25 scores with, kept by Sync from the
+	// papers it writes (exact and summed over all shards, unlike
+	// Weaviate's per-shard ones): N papers, the total analysed length of
+	// each field (JSON object field → tokens), and the generation they
+	// reflect (-1 while they are being rebuilt). The document frequencies
+	// are objects of the collection Config.dfClass().
+	N        int64  `json:"n"`
+	Totals   string `json:"totals"`
+	StatsGen int64  `json:"statsgen"`
 }
 
 func boolp(b bool) *bool { return &b }
@@ -158,7 +167,32 @@ func (b *Backend) metaClassDef() classDef {
 		Vectorizer:        "none",
 		ReplicationConfig: b.replication(),
 		Properties: []propDef{t("kind"), i("format"), t("store"), i("generation"), i("target"), t("after"),
-			t("embedder"), i("dim"), {Name: "fields", DataType: []string{"text[]"}, Tokenization: "field", IndexFilterable: boolp(false), IndexSearchable: boolp(false)}, t("updated")},
+			t("embedder"), i("dim"), {Name: "fields", DataType: []string{"text[]"}, Tokenization: "field", IndexFilterable: boolp(false), IndexSearchable: boolp(false)}, t("updated"),
+			i("n"), t("totals"), i("statsgen")},
+	}
+}
+
+// Properties of a document-frequency object: the term, and per field the
+// number of papers whose field holds it.
+const (
+	propTerm = "term"
+	dfPrefix = "df_"
+)
+
+// dfClassDef is the collection of document frequencies: one object per
+// analysed term (UUID from the term), found by exact match on term.
+func (b *Backend) dfClassDef(fields []string) classDef {
+	props := []propDef{{Name: propTerm, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: boolp(true), IndexSearchable: boolp(false)}}
+	for _, f := range fields {
+		props = append(props, propDef{Name: dfPrefix + f, DataType: []string{"int"}, IndexFilterable: boolp(false), IndexSearchable: boolp(false)})
+	}
+	return classDef{
+		Class:             b.cfg.dfClass(),
+		Description:       "citefind: document frequencies of the collection " + b.cfg.Collection,
+		Vectorizer:        "none",
+		VectorIndexConfig: map[string]any{"skip": true},
+		ReplicationConfig: b.replication(),
+		Properties:        props,
 	}
 }
 
@@ -260,7 +294,9 @@ func (b *Backend) readMeta(ctx context.Context) (meta, bool, error) {
 	var obj struct {
 		Properties meta `json:"properties"`
 	}
-	path := "/v1/objects/" + b.cfg.metaClass() + "/" + b.metaID() + "?consistency_level=" + b.cfg.readLevel()
+	// ALL: every reachable replica is read and the newest wins (a replica
+	// that missed the last write while its node was down is repaired).
+	path := "/v1/objects/" + b.cfg.metaClass() + "/" + b.metaID() + "?consistency_level=" + All
 	err := b.c.do(ctx, http.MethodGet, path, nil, &obj, b.cfg.timeout())
 	var se *StatusError
 	if errors.As(err, &se) && se.Code == http.StatusNotFound {
@@ -283,7 +319,8 @@ func (b *Backend) writeMeta(ctx context.Context, m meta) error {
 	// A batch write creates or replaces the object.
 	obj := object{Class: b.cfg.metaClass(), ID: b.metaID(), Properties: map[string]any{
 		"kind": m.Kind, "format": m.Format, "store": m.Store, "generation": m.Generation, "target": m.Target,
-		"after": m.After, "embedder": m.Embedder, "dim": m.Dim, "fields": m.Fields, "updated": m.Updated}}
+		"after": m.After, "embedder": m.Embedder, "dim": m.Dim, "fields": m.Fields, "updated": m.Updated,
+		"n": m.N, "totals": m.Totals, "statsgen": m.StatsGen}}
 	failed, msgs, err := b.postBatch(ctx, []object{obj})
 	if err == nil && len(failed) > 0 {
 		err = errors.New(msgs[0])

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -46,8 +45,8 @@ func (b *Backend) BM25(ctx context.Context, terms []retrieve.Term, k int) ([]cor
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: bm25: %w", err)
 	}
-	if !s.exists {
-		return nil, fmt.Errorf("weaviate: bm25: %w: %s (nothing synced yet)", ErrNoCollection, b.cfg.Collection)
+	if !s.hasStats {
+		return nil, fmt.Errorf("weaviate: bm25: %w: %s (no complete sync yet)", ErrNoCollection, b.cfg.Collection)
 	}
 	cands, err := b.candidates(ctx, qts, min(b.cfg.depth(k), maxLimit))
 	if err != nil {
@@ -237,8 +236,8 @@ func (b *Backend) DocFreqs(ctx context.Context, terms []string) (map[string]int,
 	if err != nil {
 		return nil, 0, fmt.Errorf("weaviate: doc freqs: %w", err)
 	}
-	if !s.exists {
-		return nil, 0, fmt.Errorf("weaviate: doc freqs: %w: %s (nothing synced yet)", ErrNoCollection, b.cfg.Collection)
+	if !s.hasStats {
+		return nil, 0, fmt.Errorf("weaviate: doc freqs: %w: %s (no complete sync yet)", ErrNoCollection, b.cfg.Collection)
 	}
 	dfs, err := b.docFreqs(ctx, s, []string{sparse.FieldText}, terms)
 	if err != nil {
@@ -251,66 +250,84 @@ func (b *Backend) DocFreqs(ctx context.Context, terms []string) (map[string]int,
 	return out, s.n, nil
 }
 
-// dfBatch is the number of counts asked in one GraphQL request.
-const dfBatch = 64
+// dfBatch is the number of terms asked in one request.
+const dfBatch = 1000
 
 // docFreqs returns the document frequency of every (field, term), keyed
-// field + "\x00" + term, from the snapshot's cache or by counting the
-// objects whose field holds the term (Aggregate with an Equal filter on
-// the whitespace-tokenized field: summed over all shards).
+// field + "\x00" + term, from the snapshot's cache or the document
+// frequency objects Sync keeps (read at the read consistency level).
 func (b *Backend) docFreqs(ctx context.Context, s *snapshot, fields, terms []string) (map[string]int, error) {
 	out := make(map[string]int, len(fields)*len(terms))
 	var missing []string
 	s.dfMu.Lock()
-	for _, f := range fields {
-		for _, t := range terms {
+	for _, t := range terms {
+		if t == "" {
+			continue
+		}
+		for _, f := range fields {
 			key := f + "\x00" + t
-			if v, ok := s.df[key]; ok {
-				out[key] = v
-			} else if t != "" {
-				missing = append(missing, key)
+			v, ok := s.df[key]
+			if !ok {
+				missing = append(missing, t)
+				break
 			}
+			out[key] = v
 		}
 	}
 	s.dfMu.Unlock()
+	missing = slices.Compact(slices.Sorted(slices.Values(missing)))
 	for start := 0; start < len(missing); start += dfBatch {
 		chunk := missing[start:min(start+dfBatch, len(missing))]
-		var q strings.Builder
-		q.WriteString("{ Aggregate {")
-		for i, key := range chunk {
-			f, t, _ := strings.Cut(key, "\x00")
-			fmt.Fprintf(&q, " d%d: %s(where: {path: [%q], operator: Equal, valueText: %s}) { meta { count } }",
-				i, b.cfg.Collection, f, gqlString(t))
-		}
-		q.WriteString(" } }")
-		var ans struct {
-			Aggregate map[string][]struct {
-				Meta struct {
-					Count float64 `json:"count"`
-				} `json:"meta"`
-			} `json:"Aggregate"`
-		}
-		if err := b.c.graphql(ctx, q.String(), &ans, b.cfg.timeout()); err != nil {
+		got, err := b.readDF(ctx, chunk, b.clArg())
+		if err != nil {
 			return nil, fmt.Errorf("document frequencies: %w", err)
 		}
 		s.dfMu.Lock()
 		if len(s.df) > maxCachedDF {
 			s.df = map[string]int{}
 		}
-		for i, key := range chunk {
-			rows, ok := ans.Aggregate["d"+strconv.Itoa(i)]
-			if !ok {
-				s.dfMu.Unlock()
-				return nil, fmt.Errorf("document frequencies: no answer for %q", key)
+		for _, t := range chunk {
+			for _, f := range b.fields() {
+				key := f + "\x00" + t
+				s.df[key] = got[key] // 0 when the term has no object
 			}
-			n := 0
-			if len(rows) > 0 {
-				n = int(rows[0].Meta.Count)
+			for _, f := range fields {
+				key := f + "\x00" + t
+				out[key] = got[key]
 			}
-			out[key] = n
-			s.df[key] = n
 		}
 		s.dfMu.Unlock()
+	}
+	return out, nil
+}
+
+// readDF reads the document frequency objects of terms: field + "\x00" +
+// term → count, for every stored field; absent terms are absent.
+func (b *Backend) readDF(ctx context.Context, terms []string, cl string) (map[string]int, error) {
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = gqlString(t)
+	}
+	sel := propTerm
+	for _, f := range b.fields() {
+		sel += " " + dfPrefix + f
+	}
+	q := fmt.Sprintf(`{ Get { %s(%swhere: {path: [%q], operator: ContainsAny, valueText: [%s]}, limit: %d) { %s } } }`,
+		b.cfg.dfClass(), cl, propTerm, strings.Join(quoted, ", "), len(terms), sel)
+	var ans struct {
+		Get map[string][]map[string]any `json:"Get"`
+	}
+	if err := b.c.graphql(ctx, q, &ans, b.cfg.timeout()); err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, r := range ans.Get[b.cfg.dfClass()] {
+		t, _ := r[propTerm].(string)
+		for _, f := range b.fields() {
+			if v, ok := r[dfPrefix+f].(float64); ok {
+				out[f+"\x00"+t] = int(v)
+			}
+		}
 	}
 	return out, nil
 }
@@ -326,7 +343,7 @@ func (b *Backend) Vector(ctx context.Context, vec []float32, k int) ([]corpus.Hi
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: vector: %w", err)
 	}
-	if !s.exists || s.m.Dim == 0 {
+	if !s.exists || s.m.Dim == 0 || s.m.StatsGen < 0 {
 		return nil, fmt.Errorf("weaviate: vector: %w", retrieve.ErrNoVectors)
 	}
 	if len(vec) != s.m.Dim {
@@ -405,3 +422,7 @@ func (b *Backend) clArg() string {
 	}
 	return "consistencyLevel: " + b.cfg.readLevel() + ", "
 }
+
+// fields returns the analysed fields every citefind collection of this
+// backend's BM25 weights stores (text, title and the weighted ones).
+func (b *Backend) fields() []string { return fieldsFor(b.weights) }

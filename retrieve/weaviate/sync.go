@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,8 +31,6 @@ const (
 	objectAttempts = 5
 	// sendersInFlight is the number of batches written at once.
 	sendersInFlight = 2
-	// checkpointEvery is the least time between two checkpoints.
-	checkpointEvery = 5 * time.Second
 	// deleteBatch is the number of IDs per batch delete.
 	deleteBatch = 1000
 )
@@ -102,7 +101,19 @@ func (b *Backend) Sync(ctx context.Context, st *corpus.Store, opts retrieve.Sync
 		rep.Generation = cur
 		return rep, nil
 	}
-	s := &syncRun{b: b, st: st, opts: opts, m: meta{Store: storeID, Generation: from, Target: cur, Embedder: spec, Dim: dim, Fields: m.Fields}, rep: &rep}
+	if exists {
+		if err := b.createClass(ctx, b.dfClassDef(m.Fields)); err != nil {
+			return rep, err
+		}
+	}
+	s := &syncRun{b: b, st: st, opts: opts, rep: &rep, m: meta{Store: storeID, Generation: from, Target: cur, Embedder: spec, Dim: dim,
+		Fields: m.Fields, N: m.N, Totals: m.Totals, StatsGen: m.StatsGen}}
+	// The kept statistics follow the changes when the collection is
+	// exactly at a generation they reflect; otherwise they are rebuilt
+	// from the store at the end.
+	if !full && !resume && m.Target < 0 && m.Generation >= 0 && m.StatsGen == m.Generation {
+		s.delta = newCounts()
+	}
 	if resume {
 		// Until the papers changed after the interrupted run's target are
 		// re-sent, only its checkpoint holds.
@@ -140,14 +151,31 @@ func (b *Backend) Sync(ctx context.Context, st *corpus.Store, opts retrieve.Sync
 	if err := s.send(ctx, from, func(id string) bool { return id > after }, true); err != nil {
 		return rep, err
 	}
+	if s.delta != nil {
+		if err := s.applyDelta(ctx, s.delta); err != nil {
+			return rep, err
+		}
+	} else if err := s.recompute(ctx); err != nil {
+		return rep, err
+	}
 	s.mu.Lock()
 	final := s.m
 	s.mu.Unlock()
-	final.Generation, final.Target, final.After = cur, -1, ""
+	final.Generation, final.Target, final.After, final.StatsGen = cur, -1, "", cur
 	if err := b.writeMeta(ctx, final); err != nil {
 		return rep, err
 	}
 	rep.Generation = cur
+	if b.cfg.replicas() > 1 && rep.Sent+rep.Removed > 0 {
+		// Weaviate counts QUORUM over the replicas it can reach: with a
+		// node down, a write is acknowledged by one replica, and the
+		// node's replica is repaired by async replication when it returns.
+		if w, err := b.missingReplicas(ctx); err != nil {
+			rep.Warnings = append(rep.Warnings, "could not check the replicas: "+err.Error())
+		} else if w != "" {
+			rep.Warnings = append(rep.Warnings, w+": the replicas there missed this sync's writes; Weaviate's async replication copies them when the node is back (citefind status shows whether the replicas agree)")
+		}
+	}
 	if rep.Sent > 0 && b.cfg.flushWait() > 0 {
 		s.mu.Lock()
 		probes := s.probes
@@ -223,7 +251,7 @@ func (b *Backend) create(ctx context.Context, storeID, spec string) (meta, error
 		return meta{}, err
 	}
 	fields := fieldsFor(b.weights)
-	m := meta{Store: storeID, Generation: -1, Target: -1, Embedder: spec, Fields: fields}
+	m := meta{Store: storeID, Generation: -1, Target: -1, Embedder: spec, Fields: fields, StatsGen: -1}
 	old, ok, err := b.readMeta(ctx)
 	if err != nil {
 		return meta{}, err
@@ -232,6 +260,9 @@ func (b *Backend) create(ctx context.Context, storeID, spec string) (meta, error
 		m.Store = old.Store // a half-made collection of another database: Sync refuses it
 	}
 	if err := b.writeMeta(ctx, m); err != nil {
+		return meta{}, err
+	}
+	if err := b.createClass(ctx, b.dfClassDef(fields)); err != nil {
 		return meta{}, err
 	}
 	if err := b.createClass(ctx, b.paperClass(fields)); err != nil {
@@ -273,6 +304,7 @@ type syncRun struct {
 	done     int
 	total    int
 	probes   []probe // papers of the batch written last
+	delta    *counts // changes to the kept statistics (incremental sync); nil: rebuild them
 	lastSave time.Time
 }
 
@@ -347,6 +379,17 @@ func (s *syncRun) delete(ctx context.Context, ids []string) error {
 	b := s.b
 	for start := 0; start < len(ids); start += deleteBatch {
 		chunk := ids[start:min(start+deleteBatch, len(ids))]
+		if s.delta != nil {
+			old, err := b.oldFields(ctx, chunk, s.m.Fields)
+			if err != nil {
+				return err
+			}
+			s.mu.Lock()
+			for _, fs := range old {
+				s.delta.add(fs, -1)
+			}
+			s.mu.Unlock()
+		}
 		body := map[string]any{
 			"match": map[string]any{"class": b.cfg.Collection, "where": map[string]any{
 				"path": []string{propPID}, "operator": "ContainsAny", "valueTextArray": chunk}},
@@ -399,7 +442,7 @@ type job struct {
 
 // send writes the papers changed since gen whose IDs pass keep, in ID
 // order, sendersInFlight batches at a time. With checkpoint, the metadata
-// records (at most every checkpointEvery) the last ID of the contiguous
+// records (at most every Config.Checkpoint) the last ID of the contiguous
 // acknowledged batches.
 func (s *syncRun) send(ctx context.Context, gen int64, keep func(string) bool, checkpoint bool) error {
 	b := s.b
@@ -497,7 +540,7 @@ func (s *syncRun) send(ctx context.Context, gen int64, keep func(string) bool, c
 			s.mu.Unlock()
 			advanced = true
 		}
-		if checkpoint && advanced && cerr == nil && time.Since(s.lastSave) >= checkpointEvery {
+		if checkpoint && advanced && cerr == nil && time.Since(s.lastSave) >= b.cfg.checkpoint() {
 			s.mu.Lock()
 			m := s.m
 			s.mu.Unlock()
@@ -539,6 +582,7 @@ type object struct {
 func (s *syncRun) writePapers(ctx context.Context, papers []corpus.Paper) error {
 	b := s.b
 	objs := make([]object, len(papers))
+	toks := make([]map[string][]string, len(papers))
 	for i := range papers {
 		p := &papers[i]
 		js, err := json.Marshal(p)
@@ -546,10 +590,10 @@ func (s *syncRun) writePapers(ctx context.Context, papers []corpus.Paper) error 
 			return fmt.Errorf("weaviate: sync: paper %s: %w", p.ID, err)
 		}
 		props := map[string]any{propPID: p.ID, propPaper: string(js)}
-		for _, f := range s.m.Fields {
-			toks := sparse.Analyze(sparse.FieldValue(p, f))
-			props[f] = strings.Join(toks, " ")
-			props[lenPrefix+f] = len(toks)
+		toks[i] = analysed(p, s.m.Fields)
+		for f, ts := range toks[i] {
+			props[f] = strings.Join(ts, " ")
+			props[lenPrefix+f] = len(ts)
 		}
 		objs[i] = object{Class: b.cfg.Collection, ID: uuidFor(p.ID), Properties: props}
 	}
@@ -574,9 +618,38 @@ func (s *syncRun) writePapers(ctx context.Context, papers []corpus.Paper) error 
 		}
 		s.mu.Unlock()
 	}
-	byUUID := make(map[string]string, len(objs))
+	if s.delta != nil {
+		ids := make([]string, len(papers))
+		for i := range papers {
+			ids[i] = papers[i].ID
+		}
+		old, err := b.oldFields(ctx, ids, s.m.Fields)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		for _, fs := range old {
+			s.delta.add(fs, -1)
+		}
+		for i := range papers {
+			s.delta.add(toks[i], 1)
+		}
+		s.mu.Unlock()
+	}
+	if err := s.writeObjects(ctx, objs, func(i int) string { return papers[i].ID }); err != nil {
+		return err
+	}
+	s.keepProbes(objs)
+	return nil
+}
+
+// writeObjects writes objects in one batch and retries, with backoff, the
+// ones Weaviate refused; name(i) names objs[i] in messages.
+func (s *syncRun) writeObjects(ctx context.Context, objs []object, name func(int) string) error {
+	b := s.b
+	index := make(map[string]int, len(objs))
 	for i := range objs {
-		byUUID[objs[i].ID] = papers[i].ID
+		index[objs[i].ID] = i
 	}
 	pendingObjs := objs
 	var firstMsg string
@@ -586,13 +659,12 @@ func (s *syncRun) writePapers(ctx context.Context, papers []corpus.Paper) error 
 		}
 		failed, msgs, err := b.postBatch(ctx, pendingObjs)
 		if err != nil {
-			return fmt.Errorf("weaviate: sync: write %d papers (from %s): %w", len(pendingObjs), byUUID[pendingObjs[0].ID], err)
+			return fmt.Errorf("weaviate: sync: write %d objects (from %s): %w", len(pendingObjs), name(index[pendingObjs[0].ID]), err)
 		}
 		if len(failed) == 0 {
-			s.keepProbes(objs)
 			if attempt > 0 {
 				s.mu.Lock()
-				s.rep.Warnings = append(s.rep.Warnings, fmt.Sprintf("%d papers (first %s) were refused at first (%s), written on attempt %d", len(objs), byUUID[objs[0].ID], firstMsg, attempt+1))
+				s.rep.Warnings = append(s.rep.Warnings, fmt.Sprintf("%d objects (first %s) were refused at first (%s), written on attempt %d", len(objs), name(0), firstMsg, attempt+1))
 				s.mu.Unlock()
 			}
 			return nil
@@ -603,9 +675,9 @@ func (s *syncRun) writePapers(ctx context.Context, papers []corpus.Paper) error 
 		if attempt == objectAttempts-1 {
 			ids := make([]string, 0, len(failed))
 			for _, o := range failed {
-				ids = append(ids, byUUID[o.ID])
+				ids = append(ids, name(index[o.ID]))
 			}
-			return fmt.Errorf("weaviate: sync: %w: %d papers not written after %d attempts (%s …): %s", ErrIncomplete, len(ids), objectAttempts, strings.Join(ids[:min(5, len(ids))], ", "), msgs[0])
+			return fmt.Errorf("weaviate: sync: %w: %d objects not written after %d attempts (%s …): %s", ErrIncomplete, len(ids), objectAttempts, strings.Join(ids[:min(5, len(ids))], ", "), msgs[0])
 		}
 		pendingObjs = failed
 	}
@@ -665,4 +737,35 @@ func (s *syncRun) keepProbes(objs []object) {
 	s.mu.Lock()
 	s.probes = ps
 	s.mu.Unlock()
+}
+
+// missingReplicas names the shards with fewer reachable replicas than the
+// replication factor, and the nodes not healthy ("" when none). A node
+// that is down is not listed at all, so the shards come from the nodes
+// that answer (a shard with no live replica is not seen; writes to it
+// fail anyway).
+func (b *Backend) missingReplicas(ctx context.Context) (string, error) {
+	ns, err := b.Nodes(ctx)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	have := map[string]int{}
+	for _, n := range ns {
+		if n.Status != "HEALTHY" {
+			parts = append(parts, fmt.Sprintf("node %s is %s", n.Node, n.Status))
+			continue
+		}
+		for sh := range n.Shards {
+			have[sh]++
+		}
+	}
+	var short []string
+	for sh, n := range have {
+		if n < b.cfg.replicas() {
+			short = append(short, fmt.Sprintf("shard %s has %d of %d replicas reachable", sh, n, b.cfg.replicas()))
+		}
+	}
+	slices.Sort(short)
+	return strings.Join(append(parts, short...), "; "), nil
 }

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -269,37 +268,4 @@ func TestEmbedder(t *testing.T) {
 	require.ErrorIs(t, err, weaviate.ErrSchemaMismatch)
 	_, err = be.Sync(ctx, st, retrieve.SyncOptions{Embed: embed(8), Embedder: "toy8", Force: true})
 	require.ErrorIs(t, err, weaviate.ErrSchemaMismatch)
-}
-
-// TestResume kills a Sync part-way (its context) and checks that the next
-// one completes it without re-sending what was acknowledged.
-func TestResume(t *testing.T) {
-	node := weaviatetest.StartNode(t)
-	ctx := t.Context()
-	recs := testPapers(600, 8)
-	st := newStore(t, recs)
-	raw := "weaviate://" + node.Addr() + "/Resume?batch=20"
-	be := openURL(t, raw, retrieve.Env{Store: st, BM25: pipelineBM25})
-	cctx, cancel := context.WithCancel(ctx)
-	var once sync.Once
-	_, err := be.Sync(cctx, st, retrieve.SyncOptions{Progress: func(done, _ int) {
-		if done >= 300 {
-			once.Do(func() { time.AfterFunc(6*time.Second, cancel) }) // after a checkpoint
-		}
-	}})
-	cancel()
-	if err == nil {
-		t.Skip("the sync finished before it was cancelled")
-	}
-	stats, err := be.Stats(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, int64(-1), stats.Generation, "an interrupted first sync reflects no generation")
-	rep, err := be.Sync(ctx, st, retrieve.SyncOptions{})
-	require.NoError(t, err)
-	assert.Less(t, rep.Sent, 600, "the resumed sync skips the checkpointed papers")
-	stats, err = be.Stats(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, 600, stats.Papers)
-	gen, _ := st.Generation(ctx)
-	assert.Equal(t, gen, stats.Generation)
 }
