@@ -479,3 +479,17 @@ func logLevel() string {
 	}
 	return "warning"
 }
+
+// PID returns the process id of the node's running process, 0 when it
+// is not running.
+func (n *Node) PID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil || n.cmd.Process == nil {
+		return 0
+	}
+	return n.cmd.Process.Pid
+}
+
+// DataDir returns the node's PERSISTENCE_DATA_PATH.
+func (n *Node) DataDir() string { return filepath.Join(n.Dir, "data") }
