@@ -75,6 +75,8 @@ type Backend struct {
 	snap *snapshot
 
 	syncMu sync.Mutex // one Sync at a time
+
+	searchFields []string // tests: the fields searched for candidates (nil: every scored field)
 }
 
 // fieldScorer holds BM25's per-field constants (as package sparse).

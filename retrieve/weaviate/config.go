@@ -61,8 +61,8 @@ type Config struct {
 	// read overlaps the last acknowledged write (W + R > replicas) and one
 	// node may be down for reads. See the package doc.
 	Write, Read string
-	// Depth is the least number of BM25 candidates per query (depth=N);
-	// 0 means DefaultDepth.
+	// Depth is the number of BM25 candidates asked per field and query
+	// (depth=N; at least k); 0 means max(DefaultDepth, DefaultDepthFactor·k).
 	Depth int
 	// Timeout bounds one read request (timeout=10s); 0 means
 	// DefaultTimeout. Writes get DefaultWriteTimeout or Timeout, whichever
@@ -194,11 +194,10 @@ func (c Config) readLevel() string {
 }
 
 func (c Config) depth(k int) int {
-	d := c.Depth
-	if d == 0 {
-		d = DefaultDepth
+	if c.Depth > 0 {
+		return max(c.Depth, k)
 	}
-	return max(d, DefaultDepthFactor*k)
+	return max(DefaultDepth, DefaultDepthFactor*k)
 }
 
 func (c Config) timeout() time.Duration {

@@ -117,6 +117,9 @@ func (b *Backend) candidates(ctx context.Context, terms []retrieve.Term, depth i
 	rows := make([][]map[string]*string, len(b.scorers))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, f := range b.scorers {
+		if b.searchFields != nil && !slices.Contains(b.searchFields, f.name) {
+			continue
+		}
 		g.Go(func() error {
 			r, err := b.search(gctx, terms, f.name, depth)
 			rows[i] = r
