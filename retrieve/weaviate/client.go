@@ -23,8 +23,8 @@ const (
 	// enough for Weaviate to notice a node that died and stop counting
 	// its replicas.
 	writeAttempts = 8
-	backoffBase = 200 * time.Millisecond
-	backoffMax  = 5 * time.Second
+	backoffBase   = 200 * time.Millisecond
+	backoffMax    = 5 * time.Second
 )
 
 // StatusError is a Weaviate answer with an unexpected HTTP status.
