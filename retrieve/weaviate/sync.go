@@ -194,12 +194,16 @@ type probe struct {
 }
 
 const (
+	// probeLimit is the depth of a probe search: a paper is among the
+	// best 100 for its own text unless Weaviate skipped it (an unflushed
+	// memtable holds more than about probeLimit papers that match).
+	probeLimit    = 100
 	maxProbeTerms = 64
 	probesKept    = 3
 )
 
 // waitFlushed waits until Weaviate's BM25 finds the papers written last
-// (each searched with its own analysed text, in the top 10). Weaviate
+// (each searched with its own analysed text, in the top probeLimit). Weaviate
 // 1.35.2's BM25 (block-max WAND) gives the objects still in a memtable
 // no score bound and skips them once it holds enough hits, so a freshly
 // written paper is missing from BM25 results until its memtable is flushed
@@ -217,7 +221,7 @@ func (b *Backend) waitFlushed(ctx context.Context, probes []probe, limit time.Du
 	for {
 		missing = ""
 		for _, p := range probes {
-			rows, err := b.search(wctx, []retrieve.Term{{Text: p.text, Weight: 1}}, sparse.FieldText, 10)
+			rows, err := b.search(wctx, []retrieve.Term{{Text: p.text, Weight: 1}}, sparse.FieldText, probeLimit)
 			if err != nil {
 				missing = p.id + " (" + err.Error() + ")"
 				break

@@ -210,6 +210,7 @@ func TestNode(t *testing.T) {
 	stats, err = be.Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 50, stats.Papers)
+	checkParity(t, be, other, testQueries(testPapers(50, 3), 10, 8), 10, 9)
 }
 
 func TestForeignCollection(t *testing.T) {
