@@ -125,7 +125,7 @@ bench-serve: build
 # replicas), checks BM25 and RM3 parity with the local index (both topic
 # sets, within 0.01 R@10 and nDCG@10), Weaviate's own BM25, sync speed,
 # latency, memory and disk; then the candidate depth the re-scoring needs.
-# About 45 minutes on 2 cores. The figures go to benchmarks/out/weaviate.json.
+# About 1.5 hours on 2 busy cores. The figures go to benchmarks/out/weaviate.json.
 bench-weaviate: test-deps
 	@mkdir -p $(EVAL_OUT)
 	CITEFIND_WEAVIATE_ACMCR=1 CITEFIND_WEAVIATE_REPORT=$(CURDIR)/$(EVAL_OUT)/weaviate.json \
