@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-bibtex bench-compare bench-serve bench-hostile screenshots sweep lint fmt clean
+.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-bibtex bench-compare bench-serve bench-hostile bench-weaviate screenshots sweep lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
@@ -128,6 +128,17 @@ bench-serve: build
 HOSTILE_BIN ?= $(BIN)
 bench-hostile: build
 	bash benchmarks/hostile-bench.sh $(HOSTILE_BIN)
+
+# ACM-CR through the Weaviate backend (docs/scale.md): syncs the whole
+# collection into one Weaviate node and into a 3-node cluster (3 shards x 2
+# replicas), checks BM25 and RM3 parity with the local index (both topic
+# sets, within 0.01 R@10 and nDCG@10), Weaviate's own BM25, sync speed,
+# latency, memory and disk; then the candidate depth the re-scoring needs.
+# About 1.5 hours on 2 busy cores. The figures go to benchmarks/out/weaviate.json.
+bench-weaviate: test-deps
+	@mkdir -p $(EVAL_OUT)
+	CITEFIND_WEAVIATE_ACMCR=1 CITEFIND_WEAVIATE_REPORT=$(CURDIR)/$(EVAL_OUT)/weaviate.json \
+	  $(GO) test -count=1 -v -timeout 120m -run 'TestACMCRParity|TestACMCRDepth' ./retrieve/weaviate/
 
 # Screenshots of the web page (docs/img/serve-*.png), taken by the browser
 # test against BENCH_DB (E2E_DENSE=1: hybrid search, for a database with a

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the tests compare against or drive: pandoc (its citeproc)
 # and Debian's CSL styles, for the citation-style conformance test, and
-# Chromium, for the browser test of the web page (server/browser_test.go).
+# Chromium, for the browser test of the web page (server/browser_test.go),
+# and (scripts/install-weaviate.sh) the pinned Weaviate server the
+# retrieve/weaviate tests start.
 # Idempotent: installs only what is missing. Needs root (or sudo) and
 # Debian/Ubuntu apt.
 set -euo pipefail
+bash "$(dirname "$0")/install-weaviate.sh"
 pkgs=()
 if ! command -v pandoc >/dev/null 2>&1 || [ ! -f /usr/share/citation-style-language/styles/apa.csl ]; then
   pkgs+=(pandoc citation-style-language-styles)

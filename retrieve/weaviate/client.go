@@ -1,0 +1,244 @@
+package weaviate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Retry policy of every request: up to maxAttempts attempts, waiting
+// backoffBase·2^i (±25% jitter, at most backoffMax) between them, while
+// ctx allows. Transport errors, 5xx, 429 and GraphQL errors are retried;
+// other 4xx are not.
+const (
+	maxAttempts = 5
+	// writeAttempts is the attempts of a write (about 16 s in all): long
+	// enough for Weaviate to notice a node that died and stop counting
+	// its replicas.
+	writeAttempts = 8
+	backoffBase   = 200 * time.Millisecond
+	backoffMax    = 5 * time.Second
+)
+
+// StatusError is a Weaviate answer with an unexpected HTTP status.
+type StatusError struct {
+	Method, Path string
+	Code         int
+	Body         string // the start of the response body
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s %s: status %d: %s", e.Method, e.Path, e.Code, e.Body)
+}
+
+// Unwrap lets errors.Is match ErrUnavailable for 5xx and 429.
+func (e *StatusError) Unwrap() error {
+	if e.Code >= 500 || e.Code == http.StatusTooManyRequests {
+		return ErrUnavailable
+	}
+	return nil
+}
+
+// client speaks Weaviate's REST and GraphQL API with retries.
+type client struct {
+	base string // http://HOST:PORT
+	hc   *http.Client
+}
+
+func newClient(addr string, hc *http.Client) *client {
+	if hc == nil {
+		hc = &http.Client{Transport: &http.Transport{
+			Proxy:               nil, // loopback and cluster-internal addresses: no proxy
+			MaxIdleConns:        64,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     90 * time.Second,
+		}}
+	}
+	return &client{base: "http://" + addr, hc: hc}
+}
+
+// retryable reports whether a failed attempt may succeed when repeated.
+func retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Code >= 500 || se.Code == http.StatusTooManyRequests
+	}
+	return true // transport errors, per-attempt timeouts, GraphQL errors
+}
+
+// backoff waits before attempt i+1 (i ≥ 0); false when ctx ended first.
+func backoff(ctx context.Context, i int) bool {
+	d := backoffBase << i
+	if d > backoffMax || d <= 0 {
+		d = backoffMax
+	}
+	d = time.Duration(float64(d) * (0.75 + 0.5*rand.Float64()))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// do sends one request with retries; body (when not nil) is sent as JSON
+// and the answer decoded into out (when not nil). Each attempt is bounded
+// by timeout. 404 gives a *StatusError at once.
+func (c *client) do(ctx context.Context, method, path string, body, out any, timeout time.Duration) error {
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("encode %s %s: %w", method, path, err)
+		}
+	}
+	attempts := maxAttempts
+	if method != http.MethodGet {
+		attempts = writeAttempts
+	}
+	var err error
+	for i := range attempts {
+		if i > 0 && !backoff(ctx, i-1) {
+			break
+		}
+		err = c.once(ctx, method, path, payload, out, timeout)
+		if !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+	if ctx.Err() != nil && err == nil {
+		err = ctx.Err()
+	}
+	return fmt.Errorf("%w: %w (after %d attempts)", ErrUnavailable, err, attempts)
+}
+
+func (c *client) once(ctx context.Context, method, path string, payload []byte, out any, timeout time.Duration) error {
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(actx, method, c.base+path, rd)
+	if err != nil {
+		return err
+	}
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return &StatusError{Method: method, Path: path, Code: resp.StatusCode, Body: truncate(string(b), 300)}
+	}
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("%s %s: decode answer: %w (%s)", method, path, err, truncate(string(b), 200))
+		}
+	}
+	return nil
+}
+
+// gqlError is one entry of a GraphQL answer's "errors".
+type gqlError struct {
+	Message string `json:"message"`
+}
+
+// graphql runs a GraphQL query and decodes its "data" into out.
+func (c *client) graphql(ctx context.Context, query string, out any, timeout time.Duration) error {
+	var err error
+	for i := range maxAttempts {
+		if i > 0 && !backoff(ctx, i-1) {
+			break
+		}
+		var ans struct {
+			Data   json.RawMessage `json:"data"`
+			Errors []gqlError      `json:"errors"`
+		}
+		err = c.once(ctx, http.MethodPost, "/v1/graphql", mustJSON(map[string]string{"query": query}), &ans, timeout)
+		if err == nil && len(ans.Errors) > 0 {
+			msgs := make([]string, 0, len(ans.Errors))
+			for _, e := range ans.Errors {
+				msgs = append(msgs, e.Message)
+			}
+			err = fmt.Errorf("graphql: %s", truncate(strings.Join(msgs, "; "), 500))
+			if permanentGraphQL(msgs) {
+				return err
+			}
+			continue
+		}
+		if err == nil {
+			if out != nil {
+				if err = json.Unmarshal(ans.Data, out); err != nil {
+					return fmt.Errorf("graphql: decode data: %w", err)
+				}
+			}
+			return nil
+		}
+		if !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+	if ctx.Err() != nil && err == nil {
+		err = ctx.Err()
+	}
+	return fmt.Errorf("%w: %w (after %d attempts)", ErrUnavailable, err, maxAttempts)
+}
+
+// permanentGraphQL reports GraphQL errors that repeating cannot fix: the
+// query does not fit the schema.
+func permanentGraphQL(msgs []string) bool {
+	for _, m := range msgs {
+		for _, s := range []string{"Cannot query field", "Unknown argument", "Syntax Error", "could not find class", "no such prop", "Argument \""} {
+			if strings.Contains(m, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only called with maps of strings
+	}
+	return b
+}
+
+// gqlString quotes s as a GraphQL string literal (JSON string syntax is
+// valid GraphQL).
+func gqlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func truncate(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,279 @@
+package weaviate_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/weaviatetest"
+	"github.com/citefind/citefind/retrieve"
+	"github.com/citefind/citefind/retrieve/weaviate"
+)
+
+// TestHelperSync is not a test: TestSyncKill runs the test binary with it
+// as a child process that syncs a store and prints its progress, and
+// kills it with SIGKILL part-way.
+func TestHelperSync(t *testing.T) {
+	storePath, raw := os.Getenv("CITEFIND_HELPER_STORE"), os.Getenv("CITEFIND_HELPER_URL")
+	if storePath == "" {
+		t.Skip("helper process only")
+	}
+	ctx := context.Background()
+	st, err := corpus.OpenStore(ctx, storePath)
+	require.NoError(t, err)
+	u, _ := url.Parse(raw)
+	be, err := weaviate.Open(ctx, u, retrieve.Env{Store: st, BM25: pipelineBM25}, weaviate.Options{})
+	require.NoError(t, err)
+	_, err = be.Sync(ctx, st, retrieve.SyncOptions{Progress: func(done, _ int) {
+		fmt.Printf("done %d\n", done)
+		time.Sleep(30 * time.Millisecond) // slow enough to be killed part-way
+	}})
+	require.NoError(t, err)
+	fmt.Println("finished")
+}
+
+// TestSyncKill kills a syncing process with SIGKILL (kill -9) part-way
+// and checks that the next Sync completes the work from the checkpoint
+// (sending less than everything) and that nothing is missing.
+func TestSyncKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a child process; skipped with -short")
+	}
+	node := weaviatetest.StartNode(t)
+	ctx := t.Context()
+	recs := testPapers(600, 12)
+	storePath := filepath.Join(t.TempDir(), "store.db")
+	st, err := corpus.OpenStore(ctx, storePath)
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = st.Ingest(ctx, recs)
+	require.NoError(t, err)
+	raw := "weaviate://" + node.Addr() + "/Killed?batch=20&checkpoint=50ms"
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSync$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "CITEFIND_HELPER_STORE="+storePath, "CITEFIND_HELPER_URL="+raw)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	killedAt := -1
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		var n int
+		if _, err := fmt.Sscanf(sc.Text(), "done %d", &n); err == nil && n >= 300 {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+			killedAt = n
+			break
+		}
+	}
+	_ = cmd.Wait()
+	require.Positive(t, killedAt, "the child was killed part-way")
+
+	be := openURL(t, raw, retrieve.Env{Store: st, BM25: pipelineBM25})
+	stats, err := be.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), stats.Generation, "an interrupted first sync reflects no generation")
+	rep, err := be.Sync(ctx, st, retrieve.SyncOptions{})
+	require.NoError(t, err)
+	t.Logf("killed after %d papers; the next sync sent %d", killedAt, rep.Sent)
+	assert.Less(t, rep.Sent, 600-200, "the resumed sync skips the checkpointed papers")
+	stats, err = be.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 600, stats.Papers)
+	gen, _ := st.Generation(ctx)
+	assert.Equal(t, gen, stats.Generation)
+	checkParity(t, be, st, testQueries(recs, 10, 13), 10, 14)
+}
+
+// TestClusterKill runs a 3-node cluster with a 3 shards × 2 replicas
+// collection: a node killed with SIGKILL during queries loses none; a node
+// killed during a sync makes it fail or finish, never silently short; after
+// a restart the next sync completes and every node holds its shards.
+func TestClusterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster; skipped with -short")
+	}
+	c := weaviatetest.StartCluster(t, 3)
+	ctx := t.Context()
+	recs := testPapers(500, 21)
+	st := newStore(t, recs[:300])
+	raw := "weaviate://" + c.Nodes[0].Addr() + "/Cluster?shards=3&replicas=2&batch=25"
+	be := openURL(t, raw, retrieve.Env{Store: st, BM25: pipelineBM25})
+	rep, err := be.Sync(ctx, st, retrieve.SyncOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 300, rep.Sent)
+	stats, err := be.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 300, stats.Papers)
+	t.Logf("cluster: %s", strings.Join(stats.Detail, "; "))
+	queries := testQueries(recs[:300], 20, 22)
+	checkParity(t, be, st, queries, 10, 23)
+
+	// kill -9 of node 3 during queries: every query answers, unchanged.
+	want := map[string][]corpus.Hit{}
+	for _, q := range queries {
+		hits, err := be.BM25(ctx, weightedQuery(t, q), 10)
+		require.NoError(t, err)
+		want[q] = hits
+	}
+	var failed, answered atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				q := queries[i%len(queries)]
+				hits, err := be.BM25(ctx, weightedQuery(t, q), 10)
+				if err != nil {
+					failed.Add(1)
+					t.Errorf("query during the kill: %v", err)
+					continue
+				}
+				answered.Add(1)
+				assert.Equal(t, want[q], hits, "query during the kill: %q", q)
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	require.NoError(t, c.Nodes[2].Kill())
+	time.Sleep(8 * time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("node3 killed during queries: %d answered, %d failed", answered.Load(), failed.Load())
+	assert.Zero(t, failed.Load())
+	papers, err := be.Papers(ctx, []string{recs[0].Paper.ID, recs[150].Paper.ID, recs[299].Paper.ID})
+	require.NoError(t, err)
+	assert.Len(t, papers, 3, "papers are found with a node down")
+
+	// A sync while the node is down: Weaviate's QUORUM counts the
+	// replicas it can reach, so the writes succeed on one replica and the
+	// sync says which node missed them.
+	_, err = st.Ingest(ctx, recs[300:400])
+	require.NoError(t, err)
+	start := time.Now()
+	rep, err = be.Sync(ctx, st, retrieve.SyncOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 100, rep.Sent)
+	assert.True(t, hasWarning(rep.Warnings, "of 2 replicas reachable"), "the sync says that replicas missed its writes: %v", rep.Warnings)
+	t.Logf("sync with node3 down: %s, warnings %v", time.Since(start), rep.Warnings)
+	checkParity(t, be, st, testQueries(recs[:400], 10, 26), 10, 27)
+
+	// Restart: async replication repairs node 3's replicas.
+	require.NoError(t, c.Nodes[2].Start(ctx))
+	require.NoError(t, c.WaitHealthy(ctx))
+	waitReplicas(t, be, 400)
+
+	// kill -9 of node 2 during a sync; restart; the next sync completes.
+	_, err = st.Ingest(ctx, recs[400:])
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	var once sync.Once
+	go func() {
+		sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+		defer cancel()
+		_, err := be.Sync(sctx, st, retrieve.SyncOptions{Progress: func(int, int) {
+			once.Do(func() { require.NoError(t, c.Nodes[1].Kill()) })
+			time.Sleep(50 * time.Millisecond)
+		}})
+		done <- err
+	}()
+	syncErr := <-done
+	t.Logf("sync with node2 killed part-way: %v", syncErr)
+	require.NoError(t, c.Nodes[1].Start(ctx))
+	require.NoError(t, c.WaitHealthy(ctx))
+	rep, err = be.Sync(ctx, st, retrieve.SyncOptions{})
+	require.NoError(t, err)
+	t.Logf("sync after the restart: sent %d, warnings %v", rep.Sent, rep.Warnings)
+	if syncErr == nil {
+		assert.Zero(t, rep.Sent, "the sync that survived the kill left nothing to do")
+	}
+	stats, err = be.Stats(ctx)
+	require.NoError(t, err)
+	gen, _ := st.Generation(ctx)
+	assert.Equal(t, gen, stats.Generation)
+	assert.Equal(t, 500, stats.Papers)
+	waitReplicas(t, be, 500)
+	stats, err = be.Stats(ctx)
+	require.NoError(t, err)
+	t.Logf("cluster: %s", strings.Join(stats.Detail, "; "))
+
+	// Every node, as coordinator, answers the same.
+	for _, n := range c.Nodes {
+		ro := openURL(t, "weaviate://"+n.Addr()+"/Cluster", retrieve.Env{BM25: pipelineBM25})
+		checkParity(t, ro, st, testQueries(recs, 10, 24), 10, 25)
+		all, err := ro.Papers(ctx, ids(recs))
+		require.NoError(t, err)
+		assert.Len(t, all, 500, "every paper through "+n.Name)
+	}
+}
+
+func hasWarning(ws []string, sub string) bool {
+	for _, w := range ws {
+		if strings.Contains(w, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitReplicas waits (at most 2 minutes) until every node is healthy and
+// every shard holds the same objects on each of its replicas, n in all.
+func waitReplicas(t *testing.T, be *weaviate.Backend, n int) {
+	t.Helper()
+	start := time.Now()
+	var last string
+	for time.Since(start) < 2*time.Minute {
+		ns, err := be.Nodes(t.Context())
+		if err == nil {
+			ok, diff := weaviate.ReplicasAgree(ns)
+			total, healthy := 0, true
+			seen := map[string]bool{}
+			for _, nd := range ns {
+				healthy = healthy && nd.Status == "HEALTHY"
+				for sh, c := range nd.Shards {
+					if !seen[sh] {
+						seen[sh] = true
+						total += c
+					}
+				}
+			}
+			if ok && healthy && total == n {
+				t.Logf("replicas agree after %s", time.Since(start).Round(time.Second))
+				return
+			}
+			last = fmt.Sprintf("agree %v (%s), healthy %v, %d objects", ok, diff, healthy, total)
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("replicas do not agree after 2 minutes: %s", last)
+}
+
+func ids(recs []corpus.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Paper.ID
+	}
+	return out
+}

@@ -1,0 +1,387 @@
+package weaviate
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/citefind/citefind/retrieve/sparse"
+)
+
+// Schema format of the collections this package writes; a collection of
+// another format is refused (re-create it).
+const schemaFormat = 1
+
+// metaKind marks citefind's metadata object.
+const metaKind = "citefind papers"
+
+// Properties of a paper object.
+const (
+	propPID   = "pid"   // the paper ID (field tokenization: exact, filterable)
+	propPaper = "paper" // the paper as CSL-JSON (stored, not indexed)
+	lenPrefix = "len_"  // len_<field>: the field's analysed length
+)
+
+// class, property and meta shapes of Weaviate's schema API.
+type classDef struct {
+	Class               string         `json:"class"`
+	Description         string         `json:"description,omitempty"`
+	Vectorizer          string         `json:"vectorizer,omitempty"`
+	VectorIndexConfig   map[string]any `json:"vectorIndexConfig,omitempty"`
+	InvertedIndexConfig *invertedCfg   `json:"invertedIndexConfig,omitempty"`
+	ShardingConfig      map[string]any `json:"shardingConfig,omitempty"`
+	ReplicationConfig   *replCfg       `json:"replicationConfig,omitempty"`
+	Properties          []propDef      `json:"properties"`
+}
+
+type invertedCfg struct {
+	BM25      *bm25Cfg       `json:"bm25,omitempty"`
+	Stopwords map[string]any `json:"stopwords,omitempty"`
+}
+
+type bm25Cfg struct {
+	K1 float64 `json:"k1"`
+	B  float64 `json:"b"`
+}
+
+type replCfg struct {
+	Factor           int    `json:"factor"`
+	AsyncEnabled     bool   `json:"asyncEnabled"`
+	DeletionStrategy string `json:"deletionStrategy,omitempty"`
+}
+
+type propDef struct {
+	Name            string   `json:"name"`
+	DataType        []string `json:"dataType"`
+	Tokenization    string   `json:"tokenization,omitempty"`
+	IndexFilterable *bool    `json:"indexFilterable,omitempty"`
+	IndexSearchable *bool    `json:"indexSearchable,omitempty"`
+}
+
+// meta is the metadata object of a collection (one object in the
+// collection Config.metaClass()).
+type meta struct {
+	Kind   string `json:"kind"`
+	Format int    `json:"format"`
+	// Store identifies the citefind database synced into the collection.
+	Store string `json:"store"`
+	// Generation is the store generation every paper object reflects; -1
+	// before the first complete Sync.
+	Generation int64 `json:"generation"`
+	// Target and After are the checkpoint of a Sync in progress from
+	// Generation towards Target: the papers changed up to Target with IDs
+	// ≤ After are in. Target is -1 when no Sync is in progress.
+	Target int64  `json:"target"`
+	After  string `json:"after"`
+	// Embedder is the embedder spec of the vectors ("none" without) and
+	// Dim their dimension (0 without).
+	Embedder string `json:"embedder"`
+	Dim      int    `json:"dim"`
+	// Fields are the analysed text fields stored (sparse field names).
+	Fields  []string `json:"fields"`
+	Updated string   `json:"updated"`
+	// The collection statistics BM25 scores with, kept by Sync from the
+	// papers it writes (exact and summed over all shards, unlike
+	// Weaviate's per-shard ones): N papers, the total analysed length of
+	// each field (JSON object field → tokens), and the generation they
+	// reflect (-1 while they are being rebuilt). The document frequencies
+	// are objects of the collection Config.dfClass().
+	N        int64  `json:"n"`
+	Totals   string `json:"totals"`
+	StatsGen int64  `json:"statsgen"`
+}
+
+func boolp(b bool) *bool { return &b }
+
+// fieldsFor returns the analysed fields to store: text and title always,
+// and every other field named with a positive weight.
+func fieldsFor(weights map[string]float64) []string {
+	out := []string{sparse.FieldText, sparse.FieldTitle}
+	for _, f := range sparse.KnownFields() {
+		if weights[f] > 0 && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// paperClass is the definition of the papers collection.
+func (b *Backend) paperClass(fields []string) classDef {
+	props := []propDef{
+		{Name: propPID, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: boolp(true), IndexSearchable: boolp(false)},
+		{Name: propPaper, DataType: []string{"text"}, IndexFilterable: boolp(false), IndexSearchable: boolp(false)},
+	}
+	for _, f := range fields {
+		// Whitespace tokenization: Weaviate indexes citefind's analysed
+		// tokens as they are. Every field is searchable (BM25 candidates
+		// per field) and filterable (exact document frequencies).
+		props = append(props,
+			propDef{Name: f, DataType: []string{"text"}, Tokenization: "whitespace", IndexFilterable: boolp(true), IndexSearchable: boolp(true)},
+			propDef{Name: lenPrefix + f, DataType: []string{"int"}, IndexFilterable: boolp(true), IndexSearchable: boolp(false)})
+	}
+	c := classDef{
+		Class:             b.cfg.Collection,
+		Description:       fmt.Sprintf("citefind papers, schema format %d: analysed fields %s", schemaFormat, strings.Join(fields, ", ")),
+		Vectorizer:        "none",
+		VectorIndexConfig: map[string]any{"distance": "cosine"},
+		InvertedIndexConfig: &invertedCfg{
+			BM25:      &bm25Cfg{K1: b.k1, B: b.b},
+			Stopwords: map[string]any{"preset": "none"},
+		},
+		ReplicationConfig: b.replication(),
+		Properties:        props,
+	}
+	if b.cfg.Shards > 0 {
+		c.ShardingConfig = map[string]any{"desiredCount": b.cfg.Shards}
+	}
+	return c
+}
+
+func (b *Backend) replication() *replCfg {
+	r := &replCfg{Factor: b.cfg.replicas()}
+	if r.Factor > 1 {
+		// Async replication repairs replicas that missed writes (a node
+		// down during a delete, say); deletions win over older objects.
+		r.AsyncEnabled = true
+		r.DeletionStrategy = "TimeBasedResolution"
+	}
+	return r
+}
+
+func (b *Backend) metaClassDef() classDef {
+	t := func(n string) propDef {
+		return propDef{Name: n, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: boolp(false), IndexSearchable: boolp(false)}
+	}
+	i := func(n string) propDef {
+		return propDef{Name: n, DataType: []string{"int"}, IndexFilterable: boolp(false), IndexSearchable: boolp(false)}
+	}
+	return classDef{
+		Class:             b.cfg.metaClass(),
+		Description:       "citefind: metadata of the collection " + b.cfg.Collection,
+		Vectorizer:        "none",
+		ReplicationConfig: b.replication(),
+		Properties: []propDef{t("kind"), i("format"), t("store"), i("generation"), i("target"), t("after"),
+			t("embedder"), i("dim"), {Name: "fields", DataType: []string{"text[]"}, Tokenization: "field", IndexFilterable: boolp(false), IndexSearchable: boolp(false)}, t("updated"),
+			i("n"), t("totals"), i("statsgen")},
+	}
+}
+
+// Properties of a document-frequency object: the term, and per field the
+// number of papers whose field holds it.
+const (
+	propTerm = "term"
+	dfPrefix = "df_"
+)
+
+// dfClassDef is the collection of document frequencies: one object per
+// analysed term (UUID from the term), found by exact match on term.
+func (b *Backend) dfClassDef(fields []string) classDef {
+	props := []propDef{{Name: propTerm, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: boolp(true), IndexSearchable: boolp(false)}}
+	for _, f := range fields {
+		props = append(props, propDef{Name: dfPrefix + f, DataType: []string{"int"}, IndexFilterable: boolp(false), IndexSearchable: boolp(false)})
+	}
+	return classDef{
+		Class:             b.cfg.dfClass(),
+		Description:       "citefind: document frequencies of the collection " + b.cfg.Collection,
+		Vectorizer:        "none",
+		VectorIndexConfig: map[string]any{"skip": true},
+		ReplicationConfig: b.replication(),
+		Properties:        props,
+	}
+}
+
+// metaID is the UUID of the metadata object.
+func (b *Backend) metaID() string { return uuidFor("meta:" + b.cfg.Collection) }
+
+// uuidFor returns the name-based (version 5, SHA-1) UUID of name in
+// citefind's namespace: a paper's object ID is uuidFor(paper ID), so
+// writing a paper twice replaces one object.
+func uuidFor(name string) string {
+	h := sha1.New()
+	h.Write(uuidNamespace[:])
+	h.Write([]byte(name))
+	s := h.Sum(nil)
+	s[6] = (s[6] & 0x0f) | 0x50
+	s[8] = (s[8] & 0x3f) | 0x80
+	x := hex.EncodeToString(s[:16])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// uuidNamespace is citefind's UUID namespace (a fixed random UUID).
+var uuidNamespace = [16]byte{0x6b, 0x1f, 0x0e, 0x52, 0x93, 0x2c, 0x4d, 0x0a, 0x8e, 0x61, 0x0c, 0x7d, 0x35, 0x4f, 0xa2, 0x19}
+
+// getClass reads a class definition; ok false when it does not exist.
+func (b *Backend) getClass(ctx context.Context, name string) (classDef, shardingInfo, bool, error) {
+	var raw struct {
+		classDef
+		ShardingConfig    shardingInfo `json:"shardingConfig"`
+		ReplicationConfig replCfg      `json:"replicationConfig"`
+	}
+	err := b.c.do(ctx, http.MethodGet, "/v1/schema/"+name, nil, &raw, b.cfg.timeout())
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return classDef{}, shardingInfo{}, false, nil
+	}
+	if err != nil {
+		return classDef{}, shardingInfo{}, false, fmt.Errorf("weaviate: read the schema of %s: %w", name, err)
+	}
+	cd := raw.classDef
+	cd.ReplicationConfig = &raw.ReplicationConfig
+	return cd, raw.ShardingConfig, true, nil
+}
+
+type shardingInfo struct {
+	DesiredCount int `json:"desiredCount"`
+	ActualCount  int `json:"actualCount"`
+}
+
+// checkClass verifies that an existing papers collection is citefind's:
+// the paper properties with their tokenization, and the analysed fields.
+func checkClass(cd classDef, fields []string) error {
+	want := map[string]string{propPID: "field", propPaper: ""}
+	for _, f := range fields {
+		want[f] = "whitespace"
+		want[lenPrefix+f] = "-"
+	}
+	have := map[string]propDef{}
+	for _, p := range cd.Properties {
+		have[p.Name] = p
+	}
+	for name, tok := range want {
+		p, ok := have[name]
+		switch {
+		case !ok:
+			return fmt.Errorf("it has no property %q", name)
+		case tok == "-" && (len(p.DataType) != 1 || p.DataType[0] != "int"):
+			return fmt.Errorf("property %q is %v, not int", name, p.DataType)
+		case tok == "-":
+		case len(p.DataType) != 1 || p.DataType[0] != "text":
+			return fmt.Errorf("property %q is %v, not text", name, p.DataType)
+		case tok != "" && p.Tokenization != tok:
+			return fmt.Errorf("property %q has tokenization %q, not %q", name, p.Tokenization, tok)
+		}
+	}
+	for _, f := range fields {
+		if p := have[f]; p.IndexSearchable != nil && !*p.IndexSearchable {
+			return fmt.Errorf("property %q is not searchable", f)
+		}
+	}
+	return nil
+}
+
+// createClass creates a class; an existing class of that name is not an
+// error (another process may have created it at the same time).
+func (b *Backend) createClass(ctx context.Context, cd classDef) error {
+	err := b.c.do(ctx, http.MethodPost, "/v1/schema", cd, nil, b.cfg.writeTimeout())
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusUnprocessableEntity && strings.Contains(strings.ToLower(se.Body), "already exists") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("weaviate: create collection %s: %w", cd.Class, err)
+	}
+	return nil
+}
+
+// readMeta reads the metadata object; ok false when there is none.
+func (b *Backend) readMeta(ctx context.Context) (meta, bool, error) {
+	var obj struct {
+		Properties meta `json:"properties"`
+	}
+	// ALL: every reachable replica is read and the newest wins (a replica
+	// that missed the last write while its node was down is repaired).
+	path := "/v1/objects/" + b.cfg.metaClass() + "/" + b.metaID() + "?consistency_level=" + All
+	err := b.c.do(ctx, http.MethodGet, path, nil, &obj, b.cfg.timeout())
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return meta{}, false, nil
+	}
+	if err != nil {
+		return meta{}, false, fmt.Errorf("weaviate: read the metadata of %s: %w", b.cfg.Collection, err)
+	}
+	return obj.Properties, true, nil
+}
+
+// writeMeta replaces the metadata object (written at the write
+// consistency level).
+func (b *Backend) writeMeta(ctx context.Context, m meta) error {
+	m.Kind, m.Format = metaKind, schemaFormat
+	m.Updated = time.Now().UTC().Format(time.RFC3339)
+	if m.Embedder == "" {
+		m.Embedder = "none"
+	}
+	// A batch write creates or replaces the object.
+	obj := object{Class: b.cfg.metaClass(), ID: b.metaID(), Properties: map[string]any{
+		"kind": m.Kind, "format": m.Format, "store": m.Store, "generation": m.Generation, "target": m.Target,
+		"after": m.After, "embedder": m.Embedder, "dim": m.Dim, "fields": m.Fields, "updated": m.Updated,
+		"n": m.N, "totals": m.Totals, "statsgen": m.StatsGen}}
+	failed, msgs, err := b.postBatch(ctx, []object{obj})
+	if err == nil && len(failed) > 0 {
+		err = errors.New(msgs[0])
+	}
+	if err != nil {
+		return fmt.Errorf("weaviate: write the metadata of %s: %w", b.cfg.Collection, err)
+	}
+	return nil
+}
+
+// layout is a collection's shards and replication factor.
+type layout struct{ shards, replicas int }
+
+// inspect reads the collection's schema and metadata and checks that they
+// are citefind's. exists is false when the papers collection is absent.
+func (b *Backend) inspect(ctx context.Context) (m meta, exists bool, lay layout, err error) {
+	m, exists, err = b.inspect1(ctx, &lay)
+	return m, exists, lay, err
+}
+
+func (b *Backend) inspect1(ctx context.Context, lay *layout) (m meta, exists bool, err error) {
+	cd, sh, ok, err := b.getClass(ctx, b.cfg.Collection)
+	if err != nil || !ok {
+		return meta{}, false, err
+	}
+	_, _, metaOK, err := b.getClass(ctx, b.cfg.metaClass())
+	if err != nil {
+		return meta{}, true, err
+	}
+	if !metaOK {
+		return meta{}, true, fmt.Errorf("%w: %s exists but has no citefind metadata (collection %s); it was not made by citefind: use another collection name", ErrForeignCollection, b.cfg.Collection, b.cfg.metaClass())
+	}
+	m, ok, err = b.readMeta(ctx)
+	if err != nil {
+		return meta{}, true, err
+	}
+	if !ok || m.Kind != metaKind {
+		return meta{}, true, fmt.Errorf("%w: %s has no citefind metadata object in %s; use another collection name", ErrForeignCollection, b.cfg.Collection, b.cfg.metaClass())
+	}
+	if m.Format != schemaFormat {
+		return meta{}, true, fmt.Errorf("%w: %s has schema format %d, this citefind writes %d: delete the collection (and %s) or use another name", ErrSchemaMismatch, b.cfg.Collection, m.Format, schemaFormat, b.cfg.metaClass())
+	}
+	if err := checkClass(cd, m.Fields); err != nil {
+		return meta{}, true, fmt.Errorf("%w: %s: %v", ErrForeignCollection, b.cfg.Collection, err)
+	}
+	for f, w := range b.weights {
+		if w > 0 && !slices.Contains(m.Fields, f) {
+			return meta{}, true, fmt.Errorf("%w: %s stores the fields %s, not %q that the BM25 field weights name: sync into a new collection", ErrSchemaMismatch, b.cfg.Collection, strings.Join(m.Fields, ", "), f)
+		}
+	}
+	// Shards and replicas named in the URL must be the collection's.
+	if b.cfg.Shards > 0 && sh.DesiredCount != b.cfg.Shards {
+		return meta{}, true, fmt.Errorf("%w: %s has %d shards, the URL asks for %d (the shard count is fixed at creation)", ErrSchemaMismatch, b.cfg.Collection, sh.DesiredCount, b.cfg.Shards)
+	}
+	if cd.ReplicationConfig != nil {
+		f := cd.ReplicationConfig.Factor
+		if b.cfg.Replicas > 0 && f != b.cfg.Replicas {
+			return meta{}, true, fmt.Errorf("%w: %s has %d replicas, the URL asks for %d", ErrSchemaMismatch, b.cfg.Collection, f, b.cfg.Replicas)
+		}
+		lay.replicas = f
+	}
+	lay.shards = sh.DesiredCount
+	return m, true, nil
+}
