@@ -70,7 +70,7 @@ func TestACMCRParity(t *testing.T) {
 	report := map[string]any{"papers": n, "date": time.Now().UTC().Format(time.RFC3339), "cores": runtime.NumCPU()}
 
 	resolve := func(ids []string) (map[string]string, error) { return st.Resolve(ctx, ids) }
-	run := func(name string, r eval.RetrieverFunc) map[string]*eval.Result {
+	run := func(name string, r retrieve.RetrieverFunc) map[string]*eval.Result {
 		out := map[string]*eval.Result{}
 		for _, set := range a.Sets {
 			res, err := eval.Run(ctx, set, r, eval.Options{K: 100, Resolve: resolve})
@@ -85,12 +85,12 @@ func TestACMCRParity(t *testing.T) {
 		return out
 	}
 	terms := func(q string) []retrieve.Term {
-		ts, err := sparse.WeightQuery(retrieve.Clean(q), 1)
+		ts, err := sparse.QueryTerms(retrieve.Clean(q), 1)
 		require.NoError(t, err)
-		return toTerms(ts)
+		return ts
 	}
-	rm3For := func(bm25 func(context.Context, []retrieve.Term, int) ([]corpus.Hit, error), docs func(context.Context, []string) (map[string]string, error)) eval.RetrieverFunc {
-		m := &sparse.RM3{R: local, Docs: docs}
+	rm3For := func(bm25 func(context.Context, []retrieve.Term, int) ([]corpus.Hit, error), docs func(context.Context, []string) (map[string]string, error)) retrieve.RetrieverFunc {
+		m := &sparse.RM3{Index: local, K3: 1, Docs: docs}
 		return func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
 			cleaned := retrieve.Clean(q)
 			fb, err := bm25(ctx, terms(q), k)
@@ -101,7 +101,7 @@ func TestACMCRParity(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return bm25(ctx, toTerms(ex), k)
+			return bm25(ctx, ex, k)
 		}
 	}
 	storeTexts := func(ctx context.Context, ids []string) (map[string]string, error) {
@@ -112,7 +112,7 @@ func TestACMCRParity(t *testing.T) {
 		return rm3Texts(ps), nil
 	}
 	localBM25 := func(ctx context.Context, ts []retrieve.Term, k int) ([]corpus.Hit, error) {
-		return local.RetrieveTerms(ctx, toSparse(ts), k)
+		return local.RetrieveTerms(ctx, ts, k)
 	}
 	base := run("local bm25", func(ctx context.Context, q string, k int) ([]corpus.Hit, error) { return localBM25(ctx, terms(q), k) })
 	baseRM3 := run("local rm3", rm3For(localBM25, storeTexts))

@@ -133,29 +133,12 @@ func localIndex(t *testing.T, st *corpus.Store) *sparse.Retriever {
 	return r
 }
 
-// toTerms converts sparse terms to backend terms.
-func toTerms(ts []sparse.Term) []retrieve.Term {
-	out := make([]retrieve.Term, len(ts))
-	for i, t := range ts {
-		out[i] = retrieve.Term{Text: t.Text, Weight: t.Weight}
-	}
-	return out
-}
-
-func toSparse(ts []retrieve.Term) []sparse.Term {
-	out := make([]sparse.Term, len(ts))
-	for i, t := range ts {
-		out[i] = sparse.Term{Text: t.Text, Weight: t.Weight}
-	}
-	return out
-}
-
 // weightedQuery is the query as the engine weighs it (k3 = 1).
 func weightedQuery(t *testing.T, q string) []retrieve.Term {
 	t.Helper()
-	ts, err := sparse.WeightQuery(q, 1)
+	ts, err := sparse.QueryTerms(q, 1)
 	require.NoError(t, err)
-	return toTerms(ts)
+	return ts
 }
 
 var _ = context.Background

@@ -60,7 +60,7 @@ func TestACMCRDepth(t *testing.T) {
 	}
 	want := make([][]string, len(queries))
 	for i, q := range queries {
-		ts, _ := sparse.WeightQuery(q, 1)
+		ts, _ := sparse.QueryTerms(q, 1)
 		hits, err := local.RetrieveTerms(ctx, ts, 10)
 		require.NoError(t, err)
 		want[i] = top10(hits)
@@ -74,9 +74,9 @@ func TestACMCRDepth(t *testing.T) {
 		same := 0
 		var lat []time.Duration
 		for i, q := range queries {
-			ts, _ := sparse.WeightQuery(q, 1)
+			ts, _ := sparse.QueryTerms(q, 1)
 			start := time.Now()
-			hits, err := be.BM25(context.Background(), toTerms(ts), 10)
+			hits, err := be.BM25(context.Background(), ts, 10)
 			lat = append(lat, time.Since(start))
 			require.NoError(t, err)
 			if slices.Equal(top10(hits), want[i]) {

@@ -14,7 +14,7 @@
 //		retrieve.Env{Store: st, BM25: retrieve.BM25Params{K1: 2, B: 0.75,
 //			FieldWeights: map[string]float64{"text": 1, "title": 0.25}}})
 //	rep, err := be.(retrieve.Syncer).Sync(ctx, st, retrieve.SyncOptions{Progress: show})
-//	terms, _ := sparse.WeightQuery("dense passage retrieval", 1) // k3 = 1
+//	terms, _ := sparse.QueryTerms("dense passage retrieval", 1) // k3 = 1
 //	hits, err := be.BM25(ctx, toRetrieveTerms(terms), 100)    // best first
 //
 // # Client

@@ -89,7 +89,7 @@ func checkParity(t *testing.T, be retrieve.Backend, st *corpus.Store, queries []
 				terms[j].Weight = 0.01 + r.Float64()
 			}
 		}
-		want, err := local.RetrieveTerms(ctx, toSparse(terms), k)
+		want, err := local.RetrieveTerms(ctx, terms, k)
 		require.NoError(t, err)
 		got, err := be.BM25(ctx, terms, k)
 		require.NoError(t, err, q)
