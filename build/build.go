@@ -14,6 +14,7 @@ import (
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/db"
 	"github.com/citefind/citefind/internal/progress"
+	"github.com/citefind/citefind/retrieve"
 	"github.com/citefind/citefind/retrieve/local"
 	"github.com/citefind/citefind/retrieve/sparse"
 )
@@ -63,6 +64,10 @@ type Report struct {
 	Leftovers     int    // temp folders of killed builds removed
 	Generation    int64  // the store generation the index now matches
 	Dense         DenseReport
+	// Backend is the backend URL when the search index is remote (""
+	// for the local backend); Remote says what its sync did.
+	Backend string
+	Remote  *retrieve.SyncReport
 }
 
 // Indexes brings the derived indexes of the database d up to date with
@@ -92,6 +97,11 @@ func Indexes(ctx context.Context, d *db.DB, opts Options) (Report, error) {
 	spec, err := db.ParseEmbedder(spec)
 	if err != nil {
 		return Report{}, err
+	}
+	if url, err := d.Backend(ctx); err != nil {
+		return Report{}, err
+	} else if url != local.Scheme {
+		return syncRemote(ctx, d, url, spec, opts)
 	}
 	rep, err := buildSparseIndex(ctx, d.Dir, d.Store, opts)
 	if err != nil {

@@ -26,6 +26,11 @@ type EnsureOptions struct {
 	// Embedder is the embedder spec (db.ParseEmbedder); "" keeps the one
 	// the database records (none for a new database).
 	Embedder string
+	// Backend is the URL of the backend that holds the search index
+	// ("local", or e.g. weaviate://HOST:PORT/COLLECTION, see
+	// retrieve.Backends); "" keeps the one the database records (local
+	// for a new database). The database records it for later commands.
+	Backend string
 	// Force re-reads unchanged files and rebuilds every index.
 	Force bool
 	// Progress receives the progress display; nil means none.
@@ -120,6 +125,11 @@ func Ensure(ctx context.Context, dir string, opts EnsureOptions) (EnsureReport, 
 	}
 	if rep.New && opts.OnNew != nil {
 		opts.OnNew()
+	}
+	if opts.Backend != "" {
+		if err := d.SetBackend(ctx, opts.Backend); err != nil {
+			return rep, err
+		}
 	}
 	if rep.Ingest, err = Ingest(ctx, d.Store, opts.Files, IngestOptions{Keep: opts.Keep, Progress: opts.Progress, Force: opts.Force, OnError: opts.OnError, OnWarning: opts.OnWarning}); err != nil {
 		return rep, err

@@ -417,8 +417,13 @@ func (e *Engine) embedder(ctx context.Context, s *snapshot) (dense.Embedder, err
 				return
 			}
 		}
-		if emb.Model() != st.VectorModel {
+		switch {
+		case st.VectorModel != "" && emb.Model() != st.VectorModel:
 			fail(fmt.Errorf("%w: index has %q, embedder is %q", dense.ErrModelMismatch, st.VectorModel, emb.Model()))
+			return
+		case st.VectorModel == "" && e.opts.Embedder == nil && st.Embedder != spec:
+			// The backend knows the embedder spec, not the model.
+			fail(fmt.Errorf("%w: the %s backend holds vectors of %q, the database records %q (run `citefind index --db %s`)", dense.ErrModelMismatch, s.backend.Name(), st.Embedder, spec, dir))
 			return
 		}
 		if d := emb.Dim(); d != 0 && d != st.Dim {

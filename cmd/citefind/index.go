@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/citefind/citefind/build"
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/db"
+	"github.com/citefind/citefind/retrieve"
 )
 
 type indexCmd struct{ env }
@@ -19,7 +21,7 @@ func (c *indexCmd) Synopsis() string {
 	return "ingest BibTeX / JSONL / CSL-JSON files or folders and build the search indexes"
 }
 
-const indexUsage = `Usage: citefind index [--db DIR] [--embedder none|builtin|ollama:MODEL] [--keep-going] [--force] [--quiet] [--wait DURATION] PATH...
+const indexUsage = `Usage: citefind index [--db DIR] [--embedder none|builtin|ollama:MODEL] [--backend URL] [--keep-going] [--force] [--quiet] [--wait DURATION] PATH...
 
 Reads every PATH (a file, or a folder walked for .bib .bibtex .jsonl .ndjson
 .json files) into the paper store of DIR, then brings the BM25 index up to
@@ -51,7 +53,15 @@ ollama:MODEL embeds with an Ollama server (OLLAMA_HOST), e.g.
 ollama:nomic-embed-text. Embeddings are cached in DIR/embeddings.sqlite. The
 database records the embedder and queries use the same one; a later index
 without --embedder keeps it. The default is none (no dense index) until a
-dense setting is measured to beat BM25 alone; --embedder none removes one.`
+dense setting is measured to beat BM25 alone; --embedder none removes one.
+
+--backend puts the search index elsewhere: weaviate://HOST:PORT/COLLECTION
+[?shards=N&replicas=R] sends the papers (citefind's analysed text, and
+vectors from the embedder) to a Weaviate server or cluster, in batches that
+follow the store (adds, changes, removals; a killed run resumes). The store
+stays in DIR, the canonical record. The database records the backend, so
+query, eval, serve, mcp, status and remove use it; --backend local goes back
+to the indexes in DIR. docs/scale.md has the details.`
 
 func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "index", indexUsage)
@@ -61,6 +71,7 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress display")
 	wait := waitFlag(fs)
 	embedder := fs.String("embedder", "", "dense embedder: none, builtin or ollama:MODEL (default: the one the database records, else none)")
+	backend := fs.String("backend", "", "`URL` of the search index: local, or weaviate://HOST:PORT/COLLECTION[?shards=N&replicas=R] (default: the one the database records, else local)")
 	paths, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -70,12 +81,21 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 			return usageErr("index: --embedder: %v", err)
 		}
 	}
+	if *backend != "" {
+		u, err := retrieve.ParseBackendURL(*backend)
+		if err != nil {
+			return usageErr("index: --backend: %v", err)
+		}
+		if !slices.Contains(retrieve.Backends(), u.Scheme) {
+			return usageErr("index: --backend: unknown backend %q (available: %s)", u.Scheme, strings.Join(retrieve.Backends(), ", "))
+		}
+	}
 	var prog io.Writer = c.stderr
 	if *quiet {
 		prog = nil
 	}
 	rep, err := build.Ensure(ctx, *dbDir, build.EnsureOptions{
-		Files: paths, Embedder: *embedder, Force: *force, Progress: prog, Wait: *wait,
+		Files: paths, Embedder: *embedder, Backend: *backend, Force: *force, Progress: prog, Wait: *wait,
 		OnWait:    waitingFor(c.env, *dbDir, *wait),
 		OnError:   func(err error) { fmt.Fprintln(c.stderr, err) },
 		OnWarning: func(err error) { fmt.Fprintln(c.stderr, err) },
@@ -125,6 +145,12 @@ func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep bu
 	fmt.Fprintf(w, "  skipped (errors):  %d\n", sum.Skipped())
 	writeReasons(w, sum.SkipReasons())
 	switch {
+	case rep.Remote != nil:
+		r := rep.Remote
+		fmt.Fprintf(w, "  search index:      %s: %d papers sent, %d removed; at store generation %d\n", rep.Backend, r.Sent, r.Removed, r.Generation)
+		for _, warn := range r.Warnings {
+			fmt.Fprintf(w, "    warning: %s\n", warn)
+		}
 	case rep.SparseBuilt:
 		fmt.Fprintf(w, "  bm25 index:        rebuilt (%s), %d papers in %s (%.1f MiB)\n", rep.Reason, rep.Sparse.Docs, rep.Sparse.Duration.Round(1e7), float64(rep.Sparse.Bytes)/(1<<20))
 	case rep.SparseUpdated:
@@ -134,6 +160,14 @@ func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep bu
 		fmt.Fprintf(w, "  bm25 index:        up to date\n")
 	}
 	switch d := rep.Dense; {
+	case rep.Remote != nil:
+		if d.Embedder != "" && d.Embedder != db.EmbedderNone {
+			fmt.Fprintf(w, "  vectors:           %s, sent with the papers", d.Embedder)
+			if d.Trained {
+				fmt.Fprintf(w, " (model trained: %s, in %s)", d.ModelReason, d.TrainTime.Round(1e7))
+			}
+			fmt.Fprintln(w)
+		}
 	case d.Built:
 		s := d.Stats
 		rate := 0.0

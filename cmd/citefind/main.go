@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	_ "github.com/citefind/citefind/retrieve/weaviate" // the weaviate:// backend
 )
 
 // Version is stamped at build time with -ldflags "-X main.Version=…".

@@ -269,8 +269,10 @@ func (b *Backend) Stats(ctx context.Context) (retrieve.Stats, error) {
 		b.cfg.Addr, b.cfg.Collection, b.layoutString(), b.cfg.writeLevel(), b.cfg.readLevel()))
 	if !s.exists {
 		st.Detail = append(st.Detail, "the collection is empty: nothing synced yet")
+		st.Indexes = []retrieve.IndexStats{{Name: "bm25", Generation: -1}}
 		return st, nil
 	}
+
 	st.Papers = s.n
 	if n, err := b.countObjects(ctx); err == nil {
 		st.Papers = n
@@ -286,6 +288,13 @@ func (b *Backend) Stats(ctx context.Context) (retrieve.Stats, error) {
 	}
 	if s.m.Dim > 0 {
 		st.Vectors, st.VectorGeneration, st.Dim, st.Embedder = s.n, s.m.Generation, s.m.Dim, s.m.Embedder
+	}
+	// What citefind status compares with the store: the BM25 side (the
+	// objects, and the generation of the last complete sync) and the
+	// vectors when there are any.
+	st.Indexes = []retrieve.IndexStats{{Name: "bm25", Exists: true, Docs: st.Papers, Generation: st.Generation}}
+	if st.Dim > 0 {
+		st.Indexes = append(st.Indexes, retrieve.IndexStats{Name: "dense", Exists: true, Docs: st.Vectors, Generation: st.VectorGeneration})
 	}
 	nodes, err := b.nodes(ctx)
 	if err != nil {
