@@ -95,7 +95,7 @@ type Options struct {
 // use; Refresh swaps in the indexes of a newer store generation without
 // disturbing queries in flight.
 type Engine struct {
-	db   *db.DB
+	db   *db.DB // nil when serving from a remote backend alone (OpenBackend)
 	opts Options
 	// The pipeline in effect: the database's, with Options over it.
 	retrievers []string
@@ -178,10 +178,48 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// OpenBackend opens an engine over a remote backend alone, with no local
+// database (several serve processes sharing one cluster): paper metadata
+// comes from the backend's stored objects, the pipeline is the built-in
+// one of the embedder the backend's vectors were made with, and aliases
+// (record keys) are not known (papers are found by ID). Dense retrieval
+// needs an embedder that lives outside the database folder (ollama:MODEL,
+// or Options.Embedder).
+func OpenBackend(ctx context.Context, url string, opts Options) (*Engine, error) {
+	if err := citefind.CheckRetrievers(opts.Retrievers); err != nil {
+		return nil, err
+	}
+	if err := citefind.CheckReranker(opts.Rerank); err != nil {
+		return nil, err
+	}
+	if so := opts.Sparse; so.K1 == 0 && so.B == 0 && so.K3 == 0 && so.FieldWeights == nil {
+		opts.Sparse = DefaultSparse()
+	}
+	opts.Backend = url
+	e := &Engine{opts: opts}
+	s, err := e.openSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.snap.Store(s)
+	if err := e.applyPipeline(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
 // applyPipeline sets the retrievers, fusion, weights and reranker from the
 // database's pipeline with the Options over it.
 func (e *Engine) applyPipeline(ctx context.Context) error {
-	p, warns, err := e.db.QueryPipeline(ctx)
+	var p db.Pipeline
+	var warns []string
+	var err error
+	if e.db != nil {
+		p, warns, err = e.db.QueryPipeline(ctx)
+	} else {
+		p, err = e.remotePipeline(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -208,12 +246,52 @@ func (e *Engine) applyPipeline(ctx context.Context) error {
 	return nil
 }
 
+// remotePipeline is the pipeline of an engine without a database: the
+// built-in one of the backend's embedder.
+func (e *Engine) remotePipeline(ctx context.Context) (db.Pipeline, error) {
+	s := e.acquire()
+	if s == nil {
+		return db.Pipeline{}, errClosed
+	}
+	defer s.release()
+	st, err := s.backend.Stats(ctx)
+	if err != nil {
+		return db.Pipeline{}, err
+	}
+	spec, err := db.ParseEmbedder(st.Embedder)
+	if err != nil {
+		return db.Pipeline{}, err
+	}
+	p := db.BuiltinPipeline(spec)
+	p.Source += "; serving from the " + s.backend.Name() + " backend alone"
+	return p, nil
+}
+
 // openSnapshot opens the database's backend and checks it against the
 // store generation.
 func (e *Engine) openSnapshot(ctx context.Context) (*snapshot, error) {
-	dir := e.db.Dir
 	so := e.opts.Sparse
-	b, err := e.db.OpenBackend(ctx, e.opts.Backend, retrieve.BM25Params{K1: so.K1, B: so.B, FieldWeights: so.FieldWeights})
+	params := retrieve.BM25Params{K1: so.K1, B: so.B, FieldWeights: so.FieldWeights}
+	if e.db == nil {
+		b, err := retrieve.OpenBackend(ctx, e.opts.Backend, retrieve.Env{BM25: params})
+		if err != nil {
+			return nil, err
+		}
+		st, err := b.Stats(ctx)
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("%s backend: %w", b.Name(), err)
+		}
+		if bm, _ := st.Index("bm25"); !bm.Exists {
+			b.Close()
+			return nil, fmt.Errorf("%w: the %s backend %s holds no papers (run `citefind index --backend %s FILES`)", db.ErrNoDatabase, b.Name(), e.opts.Backend, e.opts.Backend)
+		}
+		s := &snapshot{backend: b, gen: st.Generation}
+		s.refs.Store(1)
+		return s, nil
+	}
+	dir := e.db.Dir
+	b, err := e.db.OpenBackend(ctx, e.opts.Backend, params)
 	if err != nil {
 		return nil, err
 	}
@@ -277,15 +355,25 @@ func (e *Engine) Refresh(ctx context.Context) (bool, error) {
 	if cur == nil {
 		return false, errClosed
 	}
-	gen, err := e.db.Store.Generation(ctx)
+	var gen int64
+	var err error
+	if e.db == nil {
+		// No store: the backend's own generation (its last complete sync).
+		st, serr := cur.backend.Stats(ctx)
+		gen, err = st.Generation, serr
+	} else {
+		gen, err = e.db.Store.Generation(ctx)
+	}
 	if err != nil {
 		return false, err
 	}
 	if gen == cur.gen {
 		return false, nil
 	}
-	if _, writing := db.WriterActive(e.db.Dir); writing {
-		return false, nil // the run is still writing; try again later
+	if e.db != nil {
+		if _, writing := db.WriterActive(e.db.Dir); writing {
+			return false, nil // the run is still writing; try again later
+		}
 	}
 	s, err := e.openSnapshot(ctx)
 	if err != nil {
@@ -333,14 +421,67 @@ func (e *Engine) Close() error {
 	if s != nil {
 		s.release()
 	}
+	if e.db == nil {
+		return nil
+	}
 	return e.db.Close()
 }
 
-// Store returns the engine's paper store.
-func (e *Engine) Store() *corpus.Store { return e.db.Store }
+// Store returns the engine's paper store; nil when the engine serves from
+// a remote backend alone (OpenBackend): use Papers.
+func (e *Engine) Store() *corpus.Store {
+	if e.db == nil {
+		return nil
+	}
+	return e.db.Store
+}
 
-// Dir returns the database folder.
-func (e *Engine) Dir() string { return e.db.Dir }
+// Dir returns the database folder ("" without one).
+func (e *Engine) Dir() string {
+	if e.db == nil {
+		return ""
+	}
+	return e.db.Dir
+}
+
+// PaperLookup finds papers by ID or alias. *corpus.Store is one.
+type PaperLookup interface {
+	GetMany(ctx context.Context, idsOrAliases []string) (map[string]corpus.Paper, error)
+	Get(ctx context.Context, idOrAlias string) (corpus.Paper, error)
+}
+
+// Papers returns where the engine's papers are looked up: the store, or,
+// serving from a remote backend alone, the backend (by paper ID only).
+func (e *Engine) Papers() PaperLookup {
+	if e.db != nil {
+		return e.db.Store
+	}
+	return backendLookup{e}
+}
+
+// backendLookup looks papers up in the current backend.
+type backendLookup struct{ e *Engine }
+
+func (l backendLookup) GetMany(ctx context.Context, ids []string) (map[string]corpus.Paper, error) {
+	s := l.e.acquire()
+	if s == nil {
+		return nil, errClosed
+	}
+	defer s.release()
+	return s.backend.Papers(ctx, ids)
+}
+
+func (l backendLookup) Get(ctx context.Context, id string) (corpus.Paper, error) {
+	m, err := l.GetMany(ctx, []string{id})
+	if err != nil {
+		return corpus.Paper{}, err
+	}
+	p, ok := m[id]
+	if !ok {
+		return corpus.Paper{}, fmt.Errorf("%q: %w", id, corpus.ErrNotFound)
+	}
+	return p, nil
+}
 
 // Count returns the number of papers in the BM25 index.
 func (e *Engine) Count(ctx context.Context) int {
@@ -387,15 +528,19 @@ func (e *Engine) DenseAvailable(ctx context.Context) error {
 func (e *Engine) embedder(ctx context.Context, s *snapshot) (dense.Embedder, error) {
 	s.embedOnce.Do(func() {
 		fail := func(err error) { s.embedErr = fmt.Errorf("the dense retriever is unavailable: %w", err) }
-		dir := e.db.Dir
-		spec, err := e.db.Embedder(ctx)
+		st, err := s.backend.Stats(ctx)
 		if err != nil {
 			fail(err)
 			return
 		}
-		st, err := s.backend.Stats(ctx)
-		if err != nil {
-			fail(err)
+		dir, spec := e.Dir(), st.Embedder
+		if e.db != nil {
+			if spec, err = e.db.Embedder(ctx); err != nil {
+				fail(err)
+				return
+			}
+		} else if spec == db.EmbedderBuiltin && e.opts.Embedder == nil {
+			fail(fmt.Errorf("%w: the builtin embedder's model lives in the database folder; serving from the %s backend alone, dense retrieval needs an ollama:MODEL embedder", dense.ErrNoIndex, s.backend.Name()))
 			return
 		}
 		dn, _ := st.Index("dense")
@@ -776,7 +921,7 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 // keys returns the record keys of the candidates' papers; a failure only
 // leaves them out.
 func (e *Engine) keys(ctx context.Context, cands []rerank.Candidate) map[string]corpus.Keys {
-	if e.db.Store == nil || len(cands) == 0 {
+	if e.db == nil || len(cands) == 0 {
 		return nil
 	}
 	ids := make([]string, len(cands))

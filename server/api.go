@@ -244,7 +244,7 @@ func (s *Server) handleCite(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	res, err := admitted(s, r, func() (*CiteResponse, error) { return Cite(r.Context(), s.eng.Store(), req, nil, s.opts.CiteLimits) })
+	res, err := admitted(s, r, func() (*CiteResponse, error) { return Cite(r.Context(), s.eng.Papers(), req, nil, s.opts.CiteLimits) })
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -284,7 +284,7 @@ func NewPaper(p corpus.Paper) Paper {
 
 // GetPaper looks a paper up by ID or alias; an unknown one is a 404
 // *FieldError naming "id".
-func GetPaper(ctx context.Context, st *corpus.Store, id string) (Paper, error) {
+func GetPaper(ctx context.Context, st engine.PaperLookup, id string) (Paper, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return Paper{}, badField("id", "id is required: a paper ID or alias")
@@ -302,7 +302,7 @@ func GetPaper(ctx context.Context, st *corpus.Store, id string) (Paper, error) {
 }
 
 func (s *Server) handlePaper(w http.ResponseWriter, r *http.Request) {
-	p, err := admitted(s, r, func() (Paper, error) { return GetPaper(r.Context(), s.eng.Store(), r.PathValue("id")) })
+	p, err := admitted(s, r, func() (Paper, error) { return GetPaper(r.Context(), s.eng.Papers(), r.PathValue("id")) })
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -34,6 +34,7 @@ Example client configuration (docs/serving.md has more):
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "mcp", mcpUsage)
 	db := dbFlag(fs)
+	backend := fs.String("backend", "", "serve from this remote backend `URL` alone (weaviate://HOST:PORT/COLLECTION), with no local database: several processes can share one cluster")
 	logFormat := fs.String("log-format", "text", "log format on standard error: text or json")
 	var lf llmFlags
 	lf.register(fs)
@@ -44,7 +45,7 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return usageErr("mcp: unexpected argument %q (mcp takes flags only)", pos[0])
 	}
-	log, eng, err := openServing(ctx, c.env, *db, *logFormat, lf)
+	log, eng, err := openServing(ctx, c.env, *db, *backend, *logFormat, lf)
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,7 @@ Examples:
 func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "serve", serveUsage)
 	db := dbFlag(fs)
+	backend := fs.String("backend", "", "serve from this remote backend `URL` alone (weaviate://HOST:PORT/COLLECTION), with no local database: several processes can share one cluster")
 	addr := fs.String("addr", server.DefaultAddr, "`HOST:PORT` to listen on")
 	hosts := fs.String("allowed-hosts", "", "more `NAMES` (comma-separated) that requests may give as their Host; * for any (no DNS rebinding protection)")
 	origins := fs.String("allow-origin", "", "web `ORIGINS` (comma-separated, http(s)://HOST[:PORT]) whose pages may use the server; * for any site")
@@ -99,7 +100,7 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 			return usageErr("serve: --allow-origin: %v", err)
 		}
 	}
-	log, eng, err := openServing(ctx, c.env, *db, *logFormat, lf)
+	log, eng, err := openServing(ctx, c.env, *db, *backend, *logFormat, lf)
 	if err != nil {
 		return err
 	}
@@ -111,20 +112,25 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		opts.MCP = mcp.New(eng, mcp.Options{Logger: log, Version: Version, ToolTimeout: *timeout,
 			MaxSessions: *mcpSessions, Limiter: limiter, HostChecked: true}).Handler()
 	}
-	log.Info("opened database", "db", *db, "papers", eng.Count(ctx), "generation", eng.Generation())
+	log.Info("opened database", "db", eng.Dir(), "backend", *backend, "papers", eng.Count(ctx), "generation", eng.Generation())
 	go followDB(ctx, eng, log)
 	return server.New(eng, opts).ListenAndServe(ctx, *addr)
 }
 
 // openServing makes the logger and opens the engine of serve and mcp.
-func openServing(ctx context.Context, e env, db, logFormat string, lf llmFlags) (*slog.Logger, *engine.Engine, error) {
+func openServing(ctx context.Context, e env, db, backend, logFormat string, lf llmFlags) (*slog.Logger, *engine.Engine, error) {
 	log, err := newLogger(e, logFormat)
 	if err != nil {
 		return nil, nil, err
 	}
 	var eopts engine.Options
 	lf.apply(&eopts)
-	eng, err := engine.Open(ctx, db, eopts)
+	var eng *engine.Engine
+	if backend != "" {
+		eng, err = engine.OpenBackend(ctx, backend, eopts)
+	} else {
+		eng, err = engine.Open(ctx, db, eopts)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

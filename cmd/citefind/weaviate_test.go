@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,4 +79,38 @@ func TestWeaviateBackendCLI(t *testing.T) {
 	out, _, err = cli(t, "", "eval", "--bench", "jsonl", "--queries", queries, "--db", remote, "--quiet")
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "| jsonl:q | fused | 1 | 1.0000")
+
+	// serve from the backend alone: no database folder at all.
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		_ = run(ctx, []string{"serve", "--backend", url, "--db", filepath.Join(t.TempDir(), "none"), "--addr", addr, "--no-mcp"},
+			env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+	}()
+	base := "http://" + addr
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 60*time.Second, 20*time.Millisecond)
+	resp, err := http.Post(base+"/v1/search", "application/json", strings.NewReader(`{"query": "dense passage retrieval for open-domain question answering", "k": 3}`))
+	require.NoError(t, err)
+	var sr struct {
+		Hits []struct{ ID, Title string } `json:"hits"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&sr))
+	resp.Body.Close()
+	require.NotEmpty(t, sr.Hits)
+	assert.Equal(t, "arxiv:2004.04906", sr.Hits[0].ID)
+	resp, err = http.Get(base + "/v1/papers/arxiv:2004.04906")
+	require.NoError(t, err)
+	var p struct{ ID, Title string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, sr.Hits[0].Title, p.Title)
 }

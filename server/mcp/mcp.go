@@ -545,7 +545,7 @@ func (t *Tools) getPaper(ctx context.Context, req *sdk.CallToolRequest, in Paper
 		return nil, out, err
 	}
 	defer release()
-	p, err := server.GetPaper(ctx, t.eng.Store(), in.ID)
+	p, err := server.GetPaper(ctx, t.eng.Papers(), in.ID)
 	if err != nil {
 		return nil, out, toolError("get_paper", err)
 	}
@@ -573,7 +573,7 @@ func (t *Tools) addCitation(ctx context.Context, req *sdk.CallToolRequest, in Ad
 		return nil, out, err
 	}
 	defer release()
-	p, err := server.GetPaper(ctx, t.eng.Store(), in.ID)
+	p, err := server.GetPaper(ctx, t.eng.Papers(), in.ID)
 	if err != nil {
 		return nil, out, toolError("add_citation", err)
 	}
@@ -585,7 +585,7 @@ func (t *Tools) addCitation(ctx context.Context, req *sdk.CallToolRequest, in Ad
 	out = AddOutput{Placeholder: "[[cite:" + p.ID + "]]", ID: p.ID, Title: p.Title, Reason: in.Reason, Query: query}
 	if q := strings.TrimSpace(in.Quote); q != "" {
 		out.Placeholder = fmt.Sprintf("[[cite:%s %q]]", p.ID, q)
-		full, err := t.eng.Store().Get(ctx, p.ID)
+		full, err := t.eng.Papers().Get(ctx, p.ID)
 		if err != nil {
 			return nil, out, toolError("add_citation", err)
 		}
@@ -605,7 +605,7 @@ func (t *Tools) resolve(ctx context.Context, req *sdk.CallToolRequest, in Resolv
 		return nil, out, err
 	}
 	defer release()
-	res, err := server.Cite(ctx, t.eng.Store(), server.CiteRequest{Draft: in.Draft, Style: in.Style, Format: in.Format},
+	res, err := server.Cite(ctx, t.eng.Papers(), server.CiteRequest{Draft: in.Draft, Style: in.Style, Format: in.Format},
 		t.candidates(req.Session), t.opts.CiteLimits)
 	if err != nil {
 		var fe *server.FieldError
