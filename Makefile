@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-bibtex bench-compare bench-serve bench-hostile bench-weaviate screenshots sweep lint fmt clean
+.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-bibtex bench-compare bench-serve bench-hostile bench-weaviate bench-scale screenshots sweep lint fmt clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
@@ -178,3 +178,12 @@ SUITE_FLAGS ?=
 eval-suite: build
 	@mkdir -p docs/eval
 	$(BIN) eval --suite --db $(SUITE_DB) --data $(CITEFIND_DATA) --quiet $(SUITE_FLAGS) --report docs/eval/suite.md
+
+# Serving at scale (docs/scale.md): ACM-CR synced into a 3-node Weaviate
+# cluster (3 shards x 2 replicas), 32 clients through 1 and 3 serve
+# processes sharing it and through the local backend, then a node killed
+# -9 during a 60 s load. About 15 minutes. Figures: benchmarks/out/scale.json.
+bench-scale: test-deps
+	@mkdir -p $(EVAL_OUT)
+	CITEFIND_SCALE=1 CITEFIND_SCALE_REPORT=$(CURDIR)/$(EVAL_OUT)/scale.json \
+	  $(GO) test -count=1 -v -timeout 60m -run 'TestScaleServe' ./cmd/citefind/

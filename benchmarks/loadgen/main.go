@@ -69,7 +69,7 @@ func main() {
 }
 
 func run() error {
-	url := flag.String("url", "http://127.0.0.1:8080", "base URL of citefind serve")
+	url := flag.String("url", "http://127.0.0.1:8080", "base URL of citefind serve; several, comma-separated, share the clients round robin (serve processes over one cluster)")
 	pid := flag.Int("pid", 0, "server process id, for its RSS (0: not measured)")
 	clients := flag.Int("clients", 32, "concurrent clients")
 	duration := flag.Duration("duration", 30*time.Second, "measured time")
@@ -111,17 +111,18 @@ func run() error {
 	}
 	// Warm-up: every query once (so that the index pages they touch are
 	// in memory, as on a server that has run for a while), then -warmup.
-	if err := pass(ctx, client, *url, bodies, *clients); err != nil {
+	urls := strings.Split(*url, ",")
+	if err := pass(ctx, client, urls, bodies, *clients); err != nil {
 		return fmt.Errorf("warm-up pass: %w", err)
 	}
 	if *warmup > 0 {
-		load(ctx, client, *url, bodies, *clients, *warmup)
+		load(ctx, client, urls, bodies, *clients, *warmup)
 	}
 	if rep.RSSStartKiB, _, err = rss(*pid); err != nil {
 		return err
 	}
 	start := time.Now()
-	all := load(ctx, client, *url, bodies, *clients, *duration)
+	all := load(ctx, client, urls, bodies, *clients, *duration)
 	elapsed := time.Since(start)
 	if rep.RSSEndKiB, rep.RSSAnonEndKiB, err = rss(*pid); err != nil {
 		return err
@@ -178,7 +179,7 @@ func run() error {
 }
 
 // pass sends every query once, from the clients in parallel.
-func pass(ctx context.Context, client *http.Client, url string, bodies [][]byte, clients int) error {
+func pass(ctx context.Context, client *http.Client, urls []string, bodies [][]byte, clients int) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, clients)
@@ -187,7 +188,7 @@ func pass(ctx context.Context, client *http.Client, url string, bodies [][]byte,
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(len(bodies)) && ctx.Err() == nil; i = next.Add(1) - 1 {
-				if err := search(ctx, client, url, bodies[i]); err != nil && errs[c] == nil {
+				if err := search(ctx, client, urls[c%len(urls)], bodies[i]); err != nil && errs[c] == nil {
 					errs[c] = err
 				}
 			}
@@ -199,7 +200,7 @@ func pass(ctx context.Context, client *http.Client, url string, bodies [][]byte,
 
 // load runs the clients for d and returns what each measured. Client i
 // starts at a different place in the shuffled queries.
-func load(ctx context.Context, client *http.Client, url string, bodies [][]byte, clients int, d time.Duration) []stats {
+func load(ctx context.Context, client *http.Client, urls []string, bodies [][]byte, clients int, d time.Duration) []stats {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	out := make([]stats, clients)
@@ -212,7 +213,7 @@ func load(ctx context.Context, client *http.Client, url string, bodies [][]byte,
 			for i := c * len(bodies) / clients; ctx.Err() == nil; i++ {
 				body := bodies[i%len(bodies)]
 				t0 := time.Now()
-				err := search(ctx, client, url, body)
+				err := search(ctx, client, urls[c%len(urls)], body)
 				if ctx.Err() != nil {
 					return // the window closed during the request: not counted
 				}

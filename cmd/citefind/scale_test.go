@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind/internal/datadir"
+	"github.com/citefind/citefind/internal/weaviatetest"
+)
+
+// scaleEnv gates TestScaleServe (make bench-scale): ACM-CR through a
+// 3-node Weaviate cluster (3 shards × 2 replicas), served by one and by
+// three serve processes, against the local backend; then a node killed -9
+// during a load. Figures are logged and written to CITEFIND_SCALE_REPORT.
+const scaleEnv = "CITEFIND_SCALE"
+
+func TestScaleServe(t *testing.T) {
+	if os.Getenv(scaleEnv) == "" {
+		t.Skip("set " + scaleEnv + "=1 (make bench-scale): builds ACM-CR into a 3-node Weaviate cluster and loads serve")
+	}
+	acm := datadir.Bench("acm-cr")
+	if _, err := os.Stat(acm); err != nil {
+		t.Skipf("ACM-CR not found at %s: %v", acm, err)
+	}
+	ctx := t.Context()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "citefind")
+	loadgen := filepath.Join(dir, "loadgen")
+	for _, b := range [][2]string{{bin, "."}, {loadgen, "../../benchmarks/loadgen"}} {
+		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		start := time.Now()
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		t.Logf("citefind %s: %s", strings.Join(args, " "), time.Since(start).Round(time.Second))
+		return string(out)
+	}
+	report := map[string]any{"date": time.Now().UTC().Format(time.RFC3339)}
+
+	localDB := filepath.Join(dir, "local")
+	run("eval", "--bench", "acm-cr", "--db", localDB, "--quiet", "--retrievers", "bm25")
+	cluster := weaviatetest.StartCluster(t, 3)
+	url := fmt.Sprintf("weaviate://%s/Scale?shards=3&replicas=2", cluster.Nodes[0].Addr())
+	remoteDB := filepath.Join(dir, "remote")
+	require.NoError(t, exec.Command("cp", "-r", localDB, remoteDB).Run())
+	start := time.Now()
+	out := run("index", "--db", remoteDB, "--quiet", "--backend", url)
+	report["sync_s"] = time.Since(start).Seconds()
+	t.Logf("sync:\n%s", out)
+	t.Logf("status:\n%s", run("status", "--db", remoteDB))
+
+	serve := func(args ...string) (string, *exec.Cmd) {
+		addr := freeAddr(t)
+		cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--no-mcp", "--log-format", "json"}, args...)...)
+		cmd.Stderr, cmd.Stdout = nil, nil
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		base := "http://" + addr
+		require.Eventually(t, func() bool {
+			resp, err := http.Get(base + "/healthz")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		}, 2*time.Minute, 50*time.Millisecond, "serve %v", args)
+		return base, cmd
+	}
+	load := func(name string, urls []string, pid int, duration string, during func()) map[string]any {
+		t.Helper()
+		args := []string{"-url", strings.Join(urls, ","), "-clients", "32", "-duration", duration, "-data", acm, "-json", "-max-growth", "1000"}
+		if pid > 0 {
+			args = append(args, "-pid", fmt.Sprint(pid))
+		}
+		cmd := exec.CommandContext(ctx, loadgen, args...)
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		require.NoError(t, cmd.Start())
+		if during != nil {
+			during()
+		}
+		err := cmd.Wait()
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(stdout.String()), &r), "%s (loadgen: %v)", stdout.String(), err)
+		t.Logf("%s: %.1f requests/s, p50 %.0f ms, p99 %.0f ms, %v errors of %v (first: %v)", name,
+			r["requests_per_s"], r["p50_ms"], r["p99_ms"], r["errors"], r["requests"], r["first_error"])
+		report[name] = r
+		return r
+	}
+
+	base, lc := serve("--db", localDB)
+	load("local, 1 serve", []string{base}, lc.Process.Pid, "30s", nil)
+	_ = lc.Process.Kill()
+
+	one, oc := serve("--backend", url)
+	load("weaviate 3x2, 1 serve", []string{one}, oc.Process.Pid, "30s", nil)
+	two, _ := serve("--backend", url)
+	three, _ := serve("--backend", url)
+	urls := []string{one, two, three}
+	load("weaviate 3x2, 3 serve", urls, 0, "30s", nil)
+
+	// A node killed -9 20 s into a 60 s load: with 2 replicas, no request
+	// should fail.
+	load("weaviate 3x2, 3 serve, node killed", urls, 0, "60s", func() {
+		time.Sleep(20 * time.Second)
+		require.NoError(t, cluster.Nodes[2].Kill())
+		t.Logf("killed %s", cluster.Nodes[2].Name)
+	})
+	if path := os.Getenv("CITEFIND_SCALE_REPORT"); path != "" {
+		b, err := json.MarshalIndent(report, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+	}
+}
