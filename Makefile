@@ -12,9 +12,17 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval train bench-xapian bench-index bench-compare bench-serve screenshots sweep lint fmt clean
+.PHONY: citeproc build demo demo-acm test test-deps test-short race bench fuzz eval train bench-xapian bench-index bench-compare bench-serve screenshots sweep lint fmt clean
 
-build:
+# citeproc-js, the six default CSL styles and the en-US locale, pinned by
+# version and sha256, fetched into cite/csl/dist/ (gitignored), which the
+# binary embeds; done once, again when scripts/fetch-csl.sh changes.
+CSL_DIST := cite/csl/dist/STAMP
+citeproc: $(CSL_DIST)
+$(CSL_DIST): scripts/fetch-csl.sh
+	bash scripts/fetch-csl.sh
+
+build: citeproc
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
 
 demo: build
@@ -36,7 +44,7 @@ demo-acm: build
 # without it. test-deps installs what the tests need on a bare machine
 # (pandoc and the CSL styles, for the citation-style conformance test, and
 # chromium, for the browser test of the web page).
-test: test-deps
+test: test-deps citeproc
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 15m ./...
 	$(GO) test -timeout 20m -run 'ACMCR|RealData|Kill' ./...
@@ -44,13 +52,13 @@ test: test-deps
 test-deps:
 	bash scripts/install-test-deps.sh
 
-test-short:
+test-short: citeproc
 	$(GO) test -short ./...
 
-race:
+race: citeproc
 	$(GO) test -race ./...
 
-bench:
+bench: citeproc
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
 # Each fuzz target for FUZZTIME (seed corpora in PKG/testdata/fuzz/TARGET/; new
@@ -58,7 +66,7 @@ bench:
 # a crasher lands there too and then runs in every `go test` as a regression).
 FUZZTIME ?= 60s
 FUZZ_TARGETS := ./corpus:FuzzReadBibTeX ./corpus:FuzzReadJSONL ./retrieve:FuzzClean ./cite:FuzzParse
-fuzz:
+fuzz: citeproc
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 	  echo "== $$name ($$pkg, $(FUZZTIME))"; \
 	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s $$pkg; done
