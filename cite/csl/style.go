@@ -499,7 +499,7 @@ func (r *Resolver) near(name string) []string {
 		case strings.Contains(n, name):
 			d = min(d, 2+abs(len(n)-len(name))/8)
 		}
-		if d <= max(2, len(name)/3) {
+		if d <= max(1, len(name)/4) {
 			cs = append(cs, cand{n, d})
 		}
 	}

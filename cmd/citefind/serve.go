@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/server"
 	"github.com/citefind/citefind/server/mcp"
 )
@@ -65,9 +66,12 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	opts := server.Options{Logger: log, RequestTimeout: *timeout, MaxBodyBytes: *maxBody}
+	// One citeproc-js engine set for the API and the MCP tools: a style's
+	// engine is built on its first /v1/cite and kept warm.
+	styles := csl.New(csl.Options{})
+	opts := server.Options{Logger: log, RequestTimeout: *timeout, MaxBodyBytes: *maxBody, Styles: styles}
 	if !*noMCP {
-		opts.MCP = mcp.New(eng, mcp.Options{Logger: log, Version: Version, ToolTimeout: *timeout}).Handler()
+		opts.MCP = mcp.New(eng, mcp.Options{Logger: log, Version: Version, ToolTimeout: *timeout, Styles: styles}).Handler()
 	}
 	log.Info("opened database", "db", *db, "papers", eng.Count())
 	return server.New(eng, opts).ListenAndServe(ctx, *addr)

@@ -39,6 +39,7 @@ import (
 
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/cite"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/server"
 )
 
@@ -65,6 +66,9 @@ type Options struct {
 	// SessionTimeout closes streamable HTTP sessions idle this long (and
 	// forgets their searches); 0 means DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// Styles renders resolve_citations; nil means a new csl.Engine. `serve`
+	// shares the HTTP server's (server.Options.Styles).
+	Styles *csl.Engine
 }
 
 // Tools serves the citefind MCP tools over one engine. It is safe for
@@ -97,6 +101,9 @@ func New(eng *citefind.Engine, opts Options) *Tools {
 	}
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.Styles == nil {
+		opts.Styles = csl.New(csl.Options{})
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
@@ -271,8 +278,8 @@ type AddOutput struct {
 // ResolveInput is the input of resolve_citations.
 type ResolveInput struct {
 	Draft  string `json:"draft" jsonschema:"the whole draft with [[cite:ID]] placeholders (several papers: [[cite:A,B]])"`
-	Style  string `json:"style,omitempty" jsonschema:"citation style: apa (default), ieee, mla, chicago, harvard or vancouver"`
-	Format string `json:"format,omitempty" jsonschema:"md (default: Markdown that can be resolved again after editing) or text"`
+	Style  string `json:"style,omitempty" jsonschema:"CSL citation style name: apa (default), ieee, mla, chicago, harvard, vancouver, or any installed CSL style such as nature or acm-sig-proceedings"`
+	Format string `json:"format,omitempty" jsonschema:"md (default: Markdown that can be resolved again after editing), html or text"`
 }
 
 func (t *Tools) register() {
@@ -409,7 +416,7 @@ func (t *Tools) resolve(ctx context.Context, req *sdk.CallToolRequest, in Resolv
 	defer func(start time.Time) { t.logCall(ctx, req, start, err) }(time.Now())
 	ctx, cancel := context.WithTimeout(ctx, t.opts.ToolTimeout)
 	defer cancel()
-	res, err := server.Cite(ctx, t.eng.Store(), server.CiteRequest{Draft: in.Draft, Style: in.Style, Format: in.Format},
+	res, err := server.Cite(ctx, t.eng.Store(), t.opts.Styles, server.CiteRequest{Draft: in.Draft, Style: in.Style, Format: in.Format},
 		t.candidates(req.Session))
 	if err != nil {
 		var fe *server.FieldError
