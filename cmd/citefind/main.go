@@ -57,7 +57,7 @@ func commands(e env) []command {
 		&evalCmd{env: e},
 		&trainCmd{env: e},
 		&removeCmd{env: e}, &statusCmd{env: e},
-		&citeCmd{env: e},
+		&citeCmd{env: e}, &stylesCmd{env: e},
 		&statsCmd{env: e},
 		&serveCmd{env: e}, &mcpCmd{env: e},
 	}
