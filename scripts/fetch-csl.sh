@@ -8,7 +8,7 @@
 #                         chicago-author-date, harvard-cite-them-right,
 #                         vancouver, from Debian's
 #                         citation-style-language-styles (CC BY-SA 3.0)
-#   locales/locales-en-US.xml  from Debian's citation-style-language-locales
+#   locales/locales-{en-US,en-GB}.xml  from Debian's citation-style-language-locales
 #                         (CC BY-SA 3.0)
 #   NOTICE                the attribution the licences ask for, with the
 #                         packages' copyright files
@@ -27,11 +27,12 @@ STYLES_SHA256=8c086a7db98ae037fdeb4dec03f3cb253f44d757c127eb2127a8ba9b5682ceea
 LOCALES_DEB=citation-style-language-locales
 LOCALES_VERSION=0~20230122.9b9366b-1
 LOCALES_SHA256=1fd1c4937b6fca6d494c5e78bff926cf647873fd6f6dc095e82520f6aff17311
+LOCALES=(en-US en-GB) # en-GB: harvard-cite-them-right's default-locale
 STYLES=(apa ieee modern-language-association chicago-author-date harvard-cite-them-right vancouver)
 
 DIST=cite/csl/dist
 CACHE=.cache/csl
-STAMP="citeproc $CITEPROC_VERSION $CITEPROC_SHA256; $STYLES_DEB $STYLES_VERSION $STYLES_SHA256; $LOCALES_DEB $LOCALES_VERSION $LOCALES_SHA256; ${STYLES[*]}"
+STAMP="citeproc $CITEPROC_VERSION $CITEPROC_SHA256; $STYLES_DEB $STYLES_VERSION $STYLES_SHA256; $LOCALES_DEB $LOCALES_VERSION $LOCALES_SHA256; ${STYLES[*]}; ${LOCALES[*]}"
 
 if [ -f "$DIST/STAMP" ] && [ "$(cat "$DIST/STAMP")" = "$STAMP" ]; then
   exit 0
@@ -91,7 +92,7 @@ cp "$tmp/npm/package/citeproc_commonjs.js" "$tmp/out/"
 for s in "${STYLES[@]}"; do
   cp "$tmp/styles/usr/share/citation-style-language/styles/$s.csl" "$tmp/out/styles/"
 done
-cp "$tmp/locales/usr/share/citation-style-language/locales/locales-en-US.xml" "$tmp/out/locales/"
+for l in "${LOCALES[@]}"; do cp "$tmp/locales/usr/share/citation-style-language/locales/locales-$l.xml" "$tmp/out/locales/"; done
 {
   echo "Third-party files embedded in citefind (fetched by scripts/fetch-csl.sh; not part of its source)."
   echo
@@ -106,7 +107,7 @@ cp "$tmp/locales/usr/share/citation-style-language/locales/locales-en-US.xml" "$
   echo "   (https://creativecommons.org/licenses/by-sa/3.0/). Each style's authors and contributors are"
   echo "   named in its <info> element. Unmodified."
   echo
-  echo "== locales/locales-en-US.xml: from Debian's $LOCALES_DEB $LOCALES_VERSION"
+  echo "== locales/locales-{${LOCALES[*]}}.xml: from Debian's $LOCALES_DEB $LOCALES_VERSION"
   echo "   (the Citation Style Language project's locales), licensed under CC BY-SA 3.0. Unmodified."
   echo
   echo "== Debian copyright file of $LOCALES_DEB"
@@ -117,4 +118,4 @@ echo "$STAMP" > "$tmp/out/STAMP"
 mkdir -p "$DIST"
 rm -rf "$DIST/styles" "$DIST/locales" "$DIST/citeproc_commonjs.js" "$DIST/NOTICE" "$DIST/STAMP"
 cp -r "$tmp/out/." "$DIST/"
-echo "fetch-csl: $DIST ready (citeproc $CITEPROC_VERSION, ${#STYLES[@]} styles, en-US locale)"
+echo "fetch-csl: $DIST ready (citeproc $CITEPROC_VERSION, ${#STYLES[@]} styles, locales ${LOCALES[*]})"

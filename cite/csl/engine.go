@@ -345,7 +345,17 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 
 	// Citations.
 	if positional(st) {
-		texts, err := pr.RebuildProcessorState(ctx, doc.Citations, "html", nil)
+		cs := doc.Citations
+		if st.Class == "note" {
+			// Each citation without a note number is a footnote of its own.
+			cs = append([]Citation(nil), cs...)
+			for i := range cs {
+				if cs[i].NoteIndex == 0 {
+					cs[i].NoteIndex = i + 1
+				}
+			}
+		}
+		texts, err := pr.RebuildProcessorState(ctx, cs, "html", nil)
 		if err != nil {
 			return nil, err
 		}

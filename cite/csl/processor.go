@@ -240,6 +240,10 @@ func (pr *Processor) load(items []Item) (changed bool, err error) {
 			changed = true
 		}
 		if _, err := pr.setItem(goja.Undefined(), pr.vm.ToValue(it.ID), pr.vm.ToValue(s)); err != nil {
+			var ie *goja.InterruptedError
+			if errors.As(err, &ie) {
+				return changed, err
+			}
 			return changed, &ItemError{ID: it.ID, Msg: "not valid JSON: " + jsErr(err)}
 		}
 		pr.loaded[it.ID] = s
