@@ -22,11 +22,16 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "cite/csl: citeproc-js and the default styles are not in cite/csl/dist: run `make citeproc` first (make test does)")
 		os.Exit(1)
 	}
+	shared = csl.New(csl.Options{Resolver: builtin})
 	os.Exit(m.Run())
 }
 
-// builtin resolves only the styles and locale built into the binary.
+// builtin resolves only the styles and locales built into the binary.
 var builtin = &csl.Resolver{}
+
+// shared is the engine of the tests that need no engine of their own:
+// a processor is built once per style (APA takes seconds on goja).
+var shared *csl.Engine
 
 func item(id, js string) csl.Item {
 	return csl.Item{ID: id, JSON: json.RawMessage(js)}
@@ -140,7 +145,7 @@ func TestResolverList(t *testing.T) {
 
 func TestMissingLocale(t *testing.T) {
 	dir := t.TempDir()
-	xml := strings.Replace(parentXML, `version="1.0">`, `version="1.0" default-locale="xx-YY">`, 1)
+	xml := strings.Replace(parentXML, `version="1.0">`, `version="1.0" default-locale="de-DE">`, 1)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "foreign.csl"), []byte(xml), 0o644))
 	r := &csl.Resolver{StyleDirs: []string{dir}, LocaleDirs: []string{t.TempDir()}}
 	st, err := r.Style("foreign")
@@ -148,14 +153,24 @@ func TestMissingLocale(t *testing.T) {
 	e := csl.New(csl.Options{Resolver: r})
 	_, err = e.Render(t.Context(), st, csl.Document{Items: []csl.Item{item("a", `{"id":"a","type":"book","title":"T"}`)}})
 	require.ErrorIs(t, err, csl.ErrMissingLocale)
-	assert.Contains(t, err.Error(), "locales-xx-YY.xml")
+	assert.Contains(t, err.Error(), "locales-de-DE.xml")
 	assert.Contains(t, err.Error(), "foreign.csl")
+
+	// A tag no CSL locale exists for falls back to en-US, as the CSL
+	// specification says.
+	xml = strings.Replace(parentXML, `version="1.0">`, `version="1.0" default-locale="gx">`, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "odd.csl"), []byte(xml), 0o644))
+	st, err = r.Style("odd")
+	require.NoError(t, err)
+	out, err := e.Render(t.Context(), st, csl.Document{Items: []csl.Item{item("a", `{"id":"a","type":"book","title":"T","author":[{"family":"Doe"}]}`)}, Citations: cites("a")})
+	require.NoError(t, err)
+	assert.Equal(t, "(Doe)", out.Citations[0].Text())
 }
 
 var smith = `{"id":"%s","type":"article-journal","title":"%s","author":[{"family":"Smith","given":"Anna"}],"issued":{"date-parts":[[2020]]},"container-title":"Journal of Tests","volume":"3","page":"1-9"}`
 
 func TestRender(t *testing.T) {
-	e := csl.New(csl.Options{Resolver: builtin})
+	e := shared
 	items := []csl.Item{
 		item("a", fmt.Sprintf(smith, "a", "Alpha results")),
 		item("b", fmt.Sprintf(smith, "b", "Beta results")),
@@ -206,7 +221,7 @@ func TestCacheAgreesWithFreshEngine(t *testing.T) {
 		items = append(items, item(fmt.Sprint("i", i), js))
 	}
 	docs := [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 4, 1, 5}, {6, 7, 0}, {0, 1, 2, 3, 4, 5, 6, 7}, {1, 0}}
-	cached := csl.New(csl.Options{Resolver: builtin})
+	cached := shared
 	fresh := csl.New(csl.Options{Resolver: builtin, CacheEntries: -1})
 	for _, style := range []string{"apa", "ieee", "chicago", "mla"} {
 		st, err := cached.Style(style)
@@ -230,7 +245,7 @@ func TestCacheAgreesWithFreshEngine(t *testing.T) {
 }
 
 func TestItemChangesAreSeen(t *testing.T) {
-	e := csl.New(csl.Options{Resolver: builtin})
+	e := shared
 	st, err := e.Style("apa")
 	require.NoError(t, err)
 	for _, title := range []string{"First title", "Second title"} {
@@ -241,7 +256,7 @@ func TestItemChangesAreSeen(t *testing.T) {
 }
 
 func TestBadItems(t *testing.T) {
-	e := csl.New(csl.Options{Resolver: builtin})
+	e := shared
 	st, err := e.Style("ieee")
 	require.NoError(t, err)
 	good := item("ok", fmt.Sprintf(smith, "ok", "Fine"))
@@ -272,7 +287,7 @@ func TestBadItems(t *testing.T) {
 }
 
 func TestContextInterruptsTheEngine(t *testing.T) {
-	e := csl.New(csl.Options{Resolver: builtin})
+	e := shared
 	st, err := e.Style("apa")
 	require.NoError(t, err)
 	var items []csl.Item

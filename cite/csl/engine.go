@@ -104,11 +104,14 @@ func (e *Engine) Style(ref string) (*Style, error) {
 // order, and whether a bibliography is wanted.
 type Document struct {
 	// Items are every item the citations name, and any uncited item the
-	// bibliography should list. Each Item.JSON is a CSL-JSON object whose
-	// "id" is Item.ID.
+	// bibliography should list, in the order they are registered with
+	// citeproc-js: numeric styles number them in this order (unless the
+	// style sorts its bibliography otherwise), so give them in order of
+	// first citation. Each Item.JSON is a CSL-JSON object whose "id" is
+	// Item.ID.
 	Items []Item
-	// Citations in document order; numeric styles number items by first
-	// citation.
+	// Citations in document order. For a note style each citation is a
+	// footnote of its own unless NoteIndex says otherwise.
 	Citations []Citation
 	// NoBibliography skips the bibliography.
 	NoBibliography bool
@@ -255,8 +258,7 @@ func validate(items []Item) error {
 	return nil
 }
 
-// Render renders doc's citations and bibliography in style st.
-// Numbering follows first citation. Errors: *ItemError for an item the
+// Render renders doc's citations and bibliography in style st. Errors: *ItemError for an item the
 // engine rejects (named), *EngineError for other citeproc-js failures and
 // interrupts (ctx), ErrMissingLocale, ErrBadStyle, ErrNotFetched.
 func (e *Engine) Render(ctx context.Context, st *Style, doc Document) (*Rendered, error) {
@@ -267,27 +269,14 @@ func (e *Engine) Render(ctx context.Context, st *Style, doc Document) (*Rendered
 	for _, it := range doc.Items {
 		byID[it.ID] = it
 	}
-	// Registration order: first citation, then uncited items.
-	var order []Item
-	seen := map[string]bool{}
 	for _, c := range doc.Citations {
 		for _, ci := range c.Items {
-			it, ok := byID[ci.ID]
-			if !ok {
+			if _, ok := byID[ci.ID]; !ok {
 				return nil, &ItemError{ID: ci.ID, Msg: "cited but not among the document's items"}
 			}
-			if !seen[ci.ID] {
-				seen[ci.ID] = true
-				order = append(order, it)
-			}
 		}
 	}
-	for _, it := range doc.Items {
-		if !seen[it.ID] {
-			seen[it.ID] = true
-			order = append(order, it)
-		}
-	}
+	order := doc.Items
 	p := e.pool(st)
 	pr, err := e.get(ctx, p)
 	if err != nil {

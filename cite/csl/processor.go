@@ -18,13 +18,13 @@ const shimPrefix = "var module = {exports: {}}; var exports = module.exports;\n"
 
 // glue is citefind's side of the sys object citeproc-js calls back:
 // items are kept as parsed JSON in the runtime, locales come from Go.
-const glue = `(function (CSL, styleXML, lang, retrieveLocale) {
+const glue = `(function (CSL, styleXML, lang, forceLang, retrieveLocale) {
   var items = {};
   var sys = {
     retrieveItem: function (id) { return items[id]; },
     retrieveLocale: retrieveLocale
   };
-  var engine = new CSL.Engine(sys, styleXML, lang, lang ? true : false);
+  var engine = new CSL.Engine(sys, styleXML, lang, forceLang);
   return {
     CSL: CSL,
     engine: engine,
@@ -92,19 +92,40 @@ type Processor struct {
 	broken   bool
 }
 
-// NewProcessor builds a citeproc-js engine for st (0.3–1.6 s on goja, most
+// NewRuntime returns a fresh JavaScript runtime with citeproc-js loaded
+// and its CSL object, for tools that drive citeproc-js directly (the CSL
+// test-suite reference runner).
+func (p *Program) NewRuntime() (*goja.Runtime, goja.Value, error) {
+	prog, _, err := p.compile()
+	if err != nil {
+		return nil, nil, err
+	}
+	vm := goja.New()
+	if _, err := vm.RunProgram(prog); err != nil {
+		return nil, nil, fmt.Errorf("run citeproc-js: %w", err)
+	}
+	return vm, vm.Get("module").ToObject(vm).Get("exports"), nil
+}
+
+// NewProcessor builds a citeproc-js engine for st (0.1–2.5 s on goja, most
 // of it citeproc-js building the style). Locales come from locale; the
 // style's own default-locale must be found (ErrMissingLocale), other
 // languages citeproc-js asks for fall back to en-US. Lang, when not "",
-// forces the output language.
+// forces the output language; a dependent style forces its own
+// default-locale on its parent's XML.
 func NewProcessor(ctx context.Context, p *Program, st *Style, locale LocaleFunc, lang string) (*Processor, error) {
 	prog, glueProg, err := p.compile()
 	if err != nil {
 		return nil, err
 	}
 	pr := &Processor{style: st, vm: goja.New(), loaded: map[string]string{}}
-	if lang == "" {
-		lang = st.Locale
+	force := lang != ""
+	if lang == "" && st.Parent != "" && st.Locale != "" {
+		lang, force = st.Locale, true
+	}
+	want := lang
+	if want == "" {
+		want = st.Locale
 	}
 	var localeErr error
 	retrieveLocale := func(call goja.FunctionCall) goja.Value {
@@ -112,7 +133,10 @@ func NewProcessor(ctx context.Context, p *Program, st *Style, locale LocaleFunc,
 		b, err := locale(l)
 		if err != nil {
 			pr.missing = append(pr.missing, l)
-			if (l == lang || (lang == "" && l == "en-US")) && localeErr == nil {
+			// A language the CSL project has a locale for must be installed;
+			// for any other tag citeproc-js falls back to en-US, as the CSL
+			// specification says.
+			if want != "" && (l == want || strings.HasPrefix(want, l+"-")) && knownLocale(l) && localeErr == nil {
 				localeErr = err
 			}
 			return pr.vm.ToValue(false)
@@ -137,7 +161,7 @@ func NewProcessor(ctx context.Context, p *Program, st *Style, locale LocaleFunc,
 		if lang != "" {
 			langV = pr.vm.ToValue(lang)
 		}
-		res, err := mk(goja.Undefined(), csl, pr.vm.ToValue(string(st.XML)), langV, pr.vm.ToValue(retrieveLocale))
+		res, err := mk(goja.Undefined(), csl, pr.vm.ToValue(string(st.XML)), langV, pr.vm.ToValue(force), pr.vm.ToValue(retrieveLocale))
 		if err != nil {
 			return err
 		}
@@ -391,6 +415,49 @@ func (pr *Processor) MakeCitationCluster(ctx context.Context, items []CiteItem) 
 	return out, err
 }
 
+// MakeCitationClusterJSON is MakeCitationCluster for cite items given as
+// CSL citation-item JSON (every field citeproc-js knows kept).
+func (pr *Processor) MakeCitationClusterJSON(ctx context.Context, items json.RawMessage) (string, error) {
+	var out string
+	err := pr.call(ctx, "render citation", nil, func() error {
+		v, err := pr.method("makeCitationCluster", items)
+		if err != nil {
+			return err
+		}
+		out = v.String()
+		return nil
+	})
+	return out, err
+}
+
+// RegistryOrder returns the registered item IDs in citeproc-js's registry
+// (bibliography) order.
+func (pr *Processor) RegistryOrder() ([]string, error) {
+	v, err := pr.regState(goja.Undefined())
+	if err != nil {
+		return nil, err
+	}
+	var st struct {
+		Order []string `json:"order"`
+	}
+	err = json.Unmarshal([]byte(v.String()), &st)
+	return st.Order, err
+}
+
+// CitationIDs returns the IDs of the citations citeproc-js holds (after
+// ProcessCitationCluster calls).
+func (pr *Processor) CitationIDs(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := pr.call(ctx, "list citations", nil, func() error {
+		reg := pr.engine.Get("registry").ToObject(pr.vm).Get("citationreg").ToObject(pr.vm).Get("citationById").ToObject(pr.vm)
+		for _, k := range reg.Keys() {
+			out[k] = true
+		}
+		return nil
+	})
+	return out, err
+}
+
 func ciIDs(items []CiteItem) []string {
 	ids := make([]string, len(items))
 	for i, it := range items {
@@ -412,6 +479,16 @@ type ClusterUpdate struct {
 // engine.processCitationCluster does, and returns every citation whose
 // text changed.
 func (pr *Processor) ProcessCitationCluster(ctx context.Context, c Citation, pre, post [][2]any) ([]ClusterUpdate, error) {
+	b, err := json.Marshal(c.js())
+	if err != nil {
+		return nil, err
+	}
+	return pr.ProcessCitationClusterJSON(ctx, b, pre, post)
+}
+
+// ProcessCitationClusterJSON is ProcessCitationCluster for a citation given
+// as CSL citation JSON ({"citationID", "citationItems", "properties"}).
+func (pr *Processor) ProcessCitationClusterJSON(ctx context.Context, citation json.RawMessage, pre, post [][2]any) ([]ClusterUpdate, error) {
 	var out []ClusterUpdate
 	if pre == nil {
 		pre = [][2]any{}
@@ -419,8 +496,8 @@ func (pr *Processor) ProcessCitationCluster(ctx context.Context, c Citation, pre
 	if post == nil {
 		post = [][2]any{}
 	}
-	err := pr.call(ctx, "render citation", ciIDs(c.Items), func() error {
-		v, err := pr.method("processCitationCluster", c.js(), pre, post)
+	err := pr.call(ctx, "render citation", nil, func() error {
+		v, err := pr.method("processCitationCluster", citation, pre, post)
 		if err != nil {
 			return err
 		}

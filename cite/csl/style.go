@@ -241,6 +241,12 @@ func parseStyle(file string, b []byte) (*styleXML, error) {
 	return &sx, nil
 }
 
+// StyleFromXML reads a style from its XML; file names it in errors. A
+// dependent style's parent is looked up by r.
+func (r *Resolver) StyleFromXML(file string, b []byte) (*Style, error) {
+	return r.build(file, b, 0)
+}
+
 func (r *Resolver) build(file string, b []byte, depth int) (*Style, error) {
 	sx, err := parseStyle(file, b)
 	if err != nil {
@@ -324,6 +330,19 @@ func (r *Resolver) Locale(lang string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s is not built in (only en-US is) and no locale folder is set: install citation-style-language-locales or set CITEFIND_LOCALES", ErrMissingLocale, file)
 	}
 	return nil, fmt.Errorf("%w: %s in none of %s (install citation-style-language-locales or set CITEFIND_LOCALES)", ErrMissingLocale, file, strings.Join(dirs, ", "))
+}
+
+// cslLocales are the locales of the CSL project (citation-style-language-
+// locales): a style asking for one of them needs its file.
+const cslLocales = " af-ZA ar bg-BG ca-AD cs-CZ cy-GB da-DK de-AT de-CH de-DE el-GR en-GB en-US es-CL es-ES es-MX et-EE eu fa-IR fi-FI fr-CA fr-FR he-IL hi-IN hr-HR hu-HU id-ID is-IS it-IT ja-JP km-KH ko-KR la lt-LT lv-LV mn-MN nb-NO nl-NL nn-NO pl-PL pt-BR pt-PT ro-RO ru-RU sk-SK sl-SI sr-RS sv-SE th-TH tr-TR uk-UA vi-VN zh-CN zh-TW "
+
+// knownLocale reports whether lang (or its language) has a CSL locale.
+func knownLocale(lang string) bool {
+	if strings.Contains(cslLocales, " "+lang+" ") {
+		return true
+	}
+	base, _, _ := strings.Cut(lang, "-")
+	return strings.Contains(cslLocales, " "+base+"-") || strings.Contains(cslLocales, " "+base+" ")
 }
 
 // StyleInfo describes a style that can be named.
