@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: citeproc build demo demo-acm test test-deps test-short race bench fuzz eval train bench-xapian bench-index bench-compare bench-serve screenshots sweep lint fmt clean
+.PHONY: citeproc csl-suite cite-conformance build demo demo-acm test test-deps test-short race bench fuzz eval train bench-xapian bench-index bench-compare bench-serve screenshots sweep lint fmt clean
 
 # citeproc-js, the six default CSL styles and the en-US locale, pinned by
 # version and sha256, fetched into cite/csl/dist/ (gitignored), which the
@@ -21,6 +21,20 @@ CSL_DIST := cite/csl/dist/STAMP
 citeproc: $(CSL_DIST)
 $(CSL_DIST): scripts/fetch-csl.sh
 	bash scripts/fetch-csl.sh
+
+# The CSL processor test suite ($(CITEFIND_DATA)/csl-test-suite, 860 fixtures)
+# through citeproc-js as its own runner drives it and through citefind's
+# wrappers; writes the table and every failure to docs/cite-csl-suite.md.
+# `make test` runs every 20th fixture (-short) and every 4th.
+csl-suite: citeproc
+	CITEFIND_CSL_SUITE=all CSL_SUITE_REPORT=$(CURDIR)/docs/cite-csl-suite.md $(GO) test -run TestRealDataCSLSuite -timeout 60m -v ./cite/csl/ | grep -v '^=== RUN'
+
+# citefind's engine vs pandoc's citeproc on 220 synthetic items in 12 styles
+# (needs pandoc and Debian's styles: scripts/install-test-deps.sh); writes
+# every difference, with its known cause, to cite/testdata/pandoc/report.txt.
+# `make test` compares 30 items (-short).
+cite-conformance: citeproc test-deps
+	$(GO) test -run TestConformancePandoc -timeout 60m -v ./cite/ -args -update | grep -v '^=== RUN'
 
 build: citeproc
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind

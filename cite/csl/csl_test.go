@@ -216,14 +216,15 @@ func TestCacheAgreesWithFreshEngine(t *testing.T) {
 	var items []csl.Item
 	for i := range 8 {
 		family := []string{"Smith", "Smith", "Doe", "Lee", "Smith", "Doe", "Park", "Lee"}[i]
-		js := fmt.Sprintf(`{"id":"i%d","type":"article-journal","title":"Title %d","author":[{"family":"%s","given":"A"}],"issued":{"date-parts":[[%d]]},"container-title":"J"}`,
-			i, i, family, 2020+i%2)
+		given := []string{"Anna", "Anna", "Jane", "Kim", "Amélie", "John", "Ji", "Kim"}[i]
+		js := fmt.Sprintf(`{"id":"i%d","type":"article-journal","title":"Title %d","author":[{"family":"%s","given":"%s"},{"family":"Roe","given":"B"},{"family":"Poe","given":"C"}],"issued":{"date-parts":[[%d]]},"container-title":"J"}`,
+			i, i, family, given, 2020+i%2)
 		items = append(items, item(fmt.Sprint("i", i), js))
 	}
-	docs := [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 4, 1, 5}, {6, 7, 0}, {0, 1, 2, 3, 4, 5, 6, 7}, {1, 0}}
+	docs := [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 4, 1, 5}, {6, 7, 0}, {0, 1, 2, 3, 4, 5, 6, 7}, {1, 0}, {0}, {4}, {0, 4}}
 	cached := shared
 	fresh := csl.New(csl.Options{Resolver: builtin, CacheEntries: -1})
-	for _, style := range []string{"apa", "ieee", "chicago", "mla"} {
+	for _, style := range []string{"apa", "ieee", "chicago", "mla", "harvard"} {
 		st, err := cached.Style(style)
 		require.NoError(t, err)
 		for _, d := range docs {

@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dop251/goja"
 )
@@ -326,9 +328,15 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 	for _, it := range order {
 		hash[it.ID] = hashStrings(string(it.JSON))
 	}
+	// A name can be rendered with more of its given name when another
+	// item of the document has the same family name (citeproc-js's global
+	// name disambiguation keeps that outside the item's own state): the
+	// key of an item names the given names its families have in the
+	// document.
+	names := documentNames(order)
 	itemKey := func(id string) string {
 		s := state.Items[id]
-		return hash[id] + "|" + strconv.Itoa(s.Seq) + "|" + string(s.Disambig)
+		return hash[id] + "|" + strconv.Itoa(s.Seq) + "|" + string(s.Disambig) + "|" + names[id]
 	}
 	res := &Rendered{Citations: make([]Fragment, len(doc.Citations))}
 
@@ -474,6 +482,65 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 	return res, nil
 }
 
+// documentNames returns, per item, the given names that each of its
+// family names has across the items ("smith:anna,amélie|doe:jane").
+func documentNames(items []Item) map[string]string {
+	type person struct {
+		Family, Given, Literal string
+		Particle               string `json:"non-dropping-particle"`
+	}
+	fams := make([][]string, len(items))
+	givens := map[string]map[string]bool{}
+	for i, it := range items {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(it.JSON, &obj) != nil {
+			continue
+		}
+		for _, raw := range obj {
+			if len(raw) == 0 || raw[0] != '[' {
+				continue
+			}
+			var ps []person
+			if json.Unmarshal(raw, &ps) != nil {
+				continue
+			}
+			for _, p := range ps {
+				f := strings.ToLower(strings.TrimSpace(p.Particle + " " + p.Family + p.Literal))
+				if f == "" {
+					continue
+				}
+				if givens[f] == nil {
+					givens[f] = map[string]bool{}
+				}
+				givens[f][p.Given] = true
+				fams[i] = append(fams[i], f)
+			}
+		}
+	}
+	out := make(map[string]string, len(items))
+	for i, it := range items {
+		fs := fams[i]
+		sort.Strings(fs)
+		var b strings.Builder
+		for k, f := range fs {
+			if k > 0 && fs[k-1] == f {
+				continue
+			}
+			if len(givens[f]) < 2 {
+				continue // no other given name: nothing to tell apart
+			}
+			gs := make([]string, 0, len(givens[f]))
+			for g := range givens[f] {
+				gs = append(gs, g)
+			}
+			sort.Strings(gs)
+			b.WriteString(f + ":" + strings.Join(gs, ",") + "|")
+		}
+		out[it.ID] = b.String()
+	}
+	return out
+}
+
 // isolate finds the item a failed render tripped on, rendering each on
 // its own in a fresh processor; nil when none fails alone.
 func (e *Engine) isolate(ctx context.Context, st *Style, items []Item) error {
@@ -519,7 +586,8 @@ func (s *Style) CitationAffixes() (prefix, suffix string) {
 // lru is a bounded map of rendered fragments, least recently used out
 // first. It is safe for concurrent use.
 type lru struct {
-	mu    sync.Mutex
+	hits, misses atomic.Int64
+	mu           sync.Mutex
 	max   int
 	ll    *list.List
 	items map[string]*list.Element
@@ -542,8 +610,10 @@ func (c *lru) get(key string) (Fragment, bool) {
 	defer c.mu.Unlock()
 	el, ok := c.items[key]
 	if !ok {
+		c.misses.Add(1)
 		return "", false
 	}
+	c.hits.Add(1)
 	c.ll.MoveToFront(el)
 	return el.Value.(*lruEntry).val, true
 }
@@ -570,6 +640,11 @@ func (c *lru) put(key string, val Fragment) {
 		c.ll.Remove(old)
 		delete(c.items, old.Value.(*lruEntry).key)
 	}
+}
+
+// CacheStats returns how many fragment lookups hit and missed the cache.
+func (e *Engine) CacheStats() (hits, misses int64) {
+	return e.cache.hits.Load(), e.cache.misses.Load()
 }
 
 // CacheLen is the number of cached fragments.

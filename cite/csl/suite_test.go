@@ -253,12 +253,16 @@ func runProcessor(t *testing.T, prog *csl.Program, r *csl.Resolver, f *fixture) 
 		clusters := f.CitationItems
 		var lines []string
 		if clusters == nil {
-			var all []csl.CiteItem
-			for _, it := range items {
-				all = append(all, csl.CiteItem{ID: it.ID})
-			}
 			// The runner cites the registered items in registry order.
-			s, err := pr.MakeCitationCluster(ctx, registryOrder(pr, all))
+			order, err := pr.RegistryOrder()
+			if err != nil {
+				return "", err
+			}
+			var all []csl.CiteItem
+			for _, id := range order {
+				all = append(all, csl.CiteItem{ID: id})
+			}
+			s, err := pr.MakeCitationCluster(ctx, all)
 			if err != nil {
 				return "", err
 			}
@@ -338,21 +342,6 @@ func runProcessor(t *testing.T, prog *csl.Program, r *csl.Resolver, f *fixture) 
 	return out, nil
 }
 
-// registryOrder sorts cite items into citeproc-js's registry order.
-func registryOrder(pr *csl.Processor, items []csl.CiteItem) []csl.CiteItem {
-	order, err := pr.RegistryOrder()
-	if err != nil {
-		return items
-	}
-	rank := map[string]int{}
-	for i, id := range order {
-		rank[id] = i
-	}
-	out := append([]csl.CiteItem(nil), items...)
-	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].ID] < rank[out[j].ID] })
-	return out
-}
-
 // renderApplies reports whether a fixture can be expressed as a
 // csl.Document for Engine.Render: no CITATIONS sequence, cite items with
 // CiteItem's fields only, independent clusters (an in-text style without
@@ -408,13 +397,32 @@ func runRender(t *testing.T, e *csl.Engine, r *csl.Resolver, f *fixture) (string
 // citeproc-js driven as its own test runner drives it (the reference),
 // citefind's Processor API, and Engine.Render (the cached path cite uses,
 // on the fixtures a csl.Document can express). No fixture the reference
-// passes may fail through citefind. With -short every 10th fixture runs.
+// passes may fail through citefind. It runs every 4th fixture, every 20th
+// with -short, all with CITEFIND_CSL_SUITE=all (make csl-suite).
 // CSL_SUITE_REPORT=FILE writes the per-category table and every failure.
 func TestRealDataCSLSuite(t *testing.T) {
 	fs, skipped := loadSuite(t)
-	if testing.Short() {
+	if only := os.Getenv("CSL_SUITE_ONLY"); only != "" {
 		var some []*fixture
-		for i := 0; i < len(fs); i += 10 {
+		for _, f := range fs {
+			if strings.Contains(f.Name, only) {
+				some = append(some, f)
+			}
+		}
+		fs = some
+	}
+	// Every fixture with CITEFIND_CSL_SUITE=all (make csl-suite), every
+	// 20th with -short, else every 4th.
+	step := 4
+	switch {
+	case os.Getenv("CITEFIND_CSL_SUITE") == "all":
+		step = 1
+	case testing.Short():
+		step = 20
+	}
+	if step > 1 {
+		var some []*fixture
+		for i := 0; i < len(fs); i += step {
 			some = append(some, fs[i])
 		}
 		fs = some
@@ -453,6 +461,9 @@ func TestRealDataCSLSuite(t *testing.T) {
 			c.proc++
 		} else {
 			failures = append(failures, fmt.Sprintf("%s: processor API fails: %s", f.Name, describe(proc, perr, want)))
+		}
+		if os.Getenv("CSL_SUITE_ONLY") != "" {
+			t.Logf("%s:\nwant %q\nref  %q (%v)\nproc %q (%v)", f.Name, want, ref, rerr, proc, perr)
 		}
 		if refOK && !procOK {
 			t.Errorf("%s: citeproc-js passes, citefind's Processor API does not: %s", f.Name, describe(proc, perr, want))

@@ -145,6 +145,7 @@ function addToDraft(id) {
 
 function currentStyle() {
   const r = document.querySelector('input[name="style"]:checked');
+  if (r && r.value === "other") return $("#style-other").value.trim() || "apa";
   return r ? r.value : "apa";
 }
 
@@ -198,6 +199,12 @@ document.addEventListener("DOMContentLoaded", () => {
     if (e.key === "/" && !typing) { e.preventDefault(); $("#q").focus(); }
   });
   for (const r of document.querySelectorAll('input[name="style"]')) r.addEventListener("change", renderDraft);
+  // Any CSL style by name (nature, acm-sig-proceedings, …): typing picks "Other".
+  $("#style-other").addEventListener("input", () => {
+    $("#style-other-radio").checked = true;
+    clearTimeout(state.citeTimer);
+    state.citeTimer = setTimeout(renderDraft, 400);
+  });
   $("#draft").addEventListener("input", () => {
     state.draftEdited = true;
     clearTimeout(state.citeTimer);
