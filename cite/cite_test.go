@@ -3,6 +3,9 @@ package cite_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/cite"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/corpus"
 )
 
@@ -264,4 +268,94 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("not idempotent:\n%q\n%q", res.Text, again.Text)
 		}
 	})
+}
+
+func TestResolveSecondarySources(t *testing.T) {
+	st := testStore()
+	tests := []struct {
+		style cite.Style
+		want  string
+	}{
+		{cite.APA, "(Smith, 2020, as cited in Doe, 2022)"},
+		{cite.IEEE, "[1], as cited in [2]"},
+		{cite.Vancouver, "(1, as cited in 2)"},
+		{cite.Chicago, "(Smith 2020, as cited in Doe 2022)"},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.style), func(t *testing.T) {
+			res, err := cite.Resolve(t.Context(), "[[cite:smith2020|doe2022]]", st, cite.Options{Engine: engine, Style: tc.style, Format: cite.Text})
+			require.NoError(t, err)
+			body, _, _ := strings.Cut(res.Text, "\n\n")
+			assert.Equal(t, tc.want, body)
+			assert.Equal(t, []string{"10.1/smith", "10.1/doe"}, res.Cited)
+			require.Len(t, res.Bibliography.Entries, 2)
+		})
+	}
+}
+
+// TestHostileMetadata: titles and URLs from the store never become live
+// markup in Markdown or HTML output.
+func TestHostileMetadata(t *testing.T) {
+	st := &fakeStore{papers: map[string]corpus.Paper{
+		"evil": {ID: "h:evil", Type: "webpage", Title: `<img src=x onerror=alert(1)> [click](javascript:alert(1)) <script>alert(2)</script>`,
+			Authors: []corpus.Author{{Family: "O'<b>Hara", Given: "*Eve*"}}, Year: 2021, URL: "javascript:alert(3)"},
+		"good": {ID: "10.1/good", Type: "article-journal", Title: "Fine", Authors: []corpus.Author{{Family: "Lee", Given: "A"}}, Year: 2020,
+			Venue: "J", DOI: "10.1/good"},
+	}}
+	for _, style := range []cite.Style{cite.APA, cite.IEEE, cite.MLA} {
+		t.Run(string(style), func(t *testing.T) {
+			md, err := cite.Resolve(t.Context(), "See [[cite:evil]] and [[cite:good]].", st, cite.Options{Engine: engine, Style: style})
+			require.NoError(t, err)
+			// Markdown: every < and the ] of a would-be link are escaped.
+			for _, bad := range []string{`<img`, `<script`, `](javascript`, `<b>`, `<javascript`} {
+				assert.NotRegexp(t, `(^|[^\\])`+regexp.QuoteMeta(bad), md.Text, "Markdown")
+			}
+			assert.Regexp(t, `(?i)\\<img src=x onerror=alert\(1\)\\>`, md.Text)
+			h, err := cite.Resolve(t.Context(), "See [[cite:evil]] and [[cite:good]].", st, cite.Options{Engine: engine, Style: style, Format: cite.HTML})
+			require.NoError(t, err)
+			for _, bad := range []string{"<img", "<script", `href="javascript`, "<b>Hara"} {
+				assert.NotContains(t, h.Text, bad, "HTML")
+			}
+			assert.Regexp(t, `(?i)&lt;img src=x onerror=alert\(1\)&gt;`, h.Text)
+			if style == cite.APA {
+				assert.Contains(t, md.Text, "<https://doi.org/10.1/good>")
+				assert.Contains(t, h.Text, `<a href="https://doi.org/10.1/good">`)
+			}
+		})
+	}
+}
+
+func TestResolveHTMLIsIdempotent(t *testing.T) {
+	st := testStore()
+	res, err := cite.Resolve(t.Context(), "A [[cite:lee2019]] b [[cite:smith2020,doe2022]].\n", st, cite.Options{Engine: engine, Style: cite.IEEE, Format: cite.HTML})
+	require.NoError(t, err)
+	assert.Contains(t, res.Text, "<!--cite:lee2019-->[1]<!--/cite-->")
+	assert.Contains(t, res.Text, `<div class="csl-entry"><div class="csl-left-margin">[1]</div><div class="csl-right-inline">K. Lee, J. Park, and S. Cho, “Dense things,” <i>arXiv</i>. 2019. [Online]. Available: <a href="https://arxiv.org/abs/1901.00001">https://arxiv.org/abs/1901.00001</a></div></div>`)
+	again, err := cite.Resolve(t.Context(), res.Text, st, cite.Options{Engine: engine, Style: cite.IEEE, Format: cite.HTML})
+	require.NoError(t, err)
+	assert.Equal(t, res.Text, again.Text)
+}
+
+func TestResolveStyles(t *testing.T) {
+	st := testStore()
+	dir := t.TempDir()
+	tiny := `<style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0"><info><title>Tiny</title><id>tiny</id></info>
+  <citation><layout prefix="&lt;" suffix="&gt;" delimiter="; "><names variable="author"><name form="short"/></names></layout></citation>
+  <bibliography><layout><names variable="author"/><text prefix=": " variable="title"/></layout></bibliography></style>`
+	path := filepath.Join(dir, "tiny.csl")
+	require.NoError(t, os.WriteFile(path, []byte(tiny), 0o644))
+	res, err := cite.Resolve(t.Context(), "[[cite:smith2020]]", st, cite.Options{Engine: engine, Style: cite.Style(path), Format: cite.Text})
+	require.NoError(t, err)
+	assert.Equal(t, "<Smith>\n\nReferences\n\nAnna Smith: Fusion of rankings\n", res.Text)
+
+	_, err = cite.Resolve(t.Context(), "[[cite:smith2020]]", st, cite.Options{Engine: engine, Style: "vancover"})
+	require.ErrorIs(t, err, cite.ErrUnknownStyle)
+	require.ErrorIs(t, err, csl.ErrUnknownStyle)
+	assert.True(t, cite.IsStyleError(err))
+	assert.Contains(t, err.Error(), "did you mean vancouver")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.csl"), []byte("<style><info>"), 0o644))
+	_, err = cite.Resolve(t.Context(), "[[cite:smith2020]]", st, cite.Options{Engine: engine, Style: cite.Style(filepath.Join(dir, "bad.csl"))})
+	require.ErrorIs(t, err, csl.ErrBadStyle)
+	assert.Contains(t, err.Error(), "bad.csl:1")
 }
