@@ -588,9 +588,9 @@ func (s *Style) CitationAffixes() (prefix, suffix string) {
 type lru struct {
 	hits, misses atomic.Int64
 	mu           sync.Mutex
-	max   int
-	ll    *list.List
-	items map[string]*list.Element
+	max          int
+	ll           *list.List
+	items        map[string]*list.Element
 }
 
 type lruEntry struct {
