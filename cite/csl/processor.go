@@ -214,9 +214,17 @@ func (pr *Processor) call(ctx context.Context, op string, items []string, f func
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	stop := context.AfterFunc(ctx, func() { pr.vm.Interrupt(ctx.Err()) })
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		pr.vm.Interrupt(ctx.Err())
+		close(interrupted)
+	})
 	defer func() {
-		stop()
+		if !stop() {
+			// The interrupt fired (or is firing): let it finish before
+			// clearing it, so that it cannot hit the next call.
+			<-interrupted
+		}
 		pr.vm.ClearInterrupt()
 		if r := recover(); r != nil {
 			pr.broken = true

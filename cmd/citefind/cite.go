@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -72,6 +73,11 @@ func (c *citeCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) == 0 {
 		return usageErr("cite: no FILE given (pass a file, or - to read standard input)")
 	}
+	// citeproc-js on goja allocates heavily while it builds a style's
+	// engine; this short-lived process trades memory for less GC work
+	// (APA, 20 citations: user CPU 4.4 s → 3.6 s, peak RSS 310 → 454 MB,
+	// docs/cite.md).
+	debug.SetGCPercent(400)
 	styles := csl.New(csl.Options{})
 	if _, err := cite.ResolveStyle(styles, cite.Style(*styleName)); err != nil {
 		return usageErr("cite: --style: %w", err)
