@@ -32,7 +32,7 @@ csl-suite: citeproc
 # citefind's engine vs pandoc's citeproc on 220 synthetic items in 12 styles
 # (needs pandoc and Debian's styles: scripts/install-test-deps.sh); writes
 # every difference, with its known cause, to cite/testdata/pandoc/report.txt.
-# `make test` compares 30 items (-short).
+# `make test` compares 20 items (-short).
 cite-conformance: citeproc test-deps
 	$(GO) test -run TestConformancePandoc -timeout 60m -v ./cite/ -args -update | grep -v '^=== RUN'
 

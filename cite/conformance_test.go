@@ -104,7 +104,7 @@ func pandocRender(t *testing.T, dir, stylePath string, items []json.RawMessage) 
 // citeproc (an independent implementation), over the same Debian style
 // files, and compares every bibliography entry and in-text citation after
 // white-space normalisation. Each style must agree on ≥ 95% of the
-// entries. With -short, 30 items. -update writes the differences to
+// entries. With -short, 20 items. -update writes the differences to
 // testdata/pandoc/report.txt. Needs pandoc and the styles
 // (scripts/install-test-deps.sh); skips without them.
 func TestConformancePandoc(t *testing.T) {
@@ -118,7 +118,7 @@ func TestConformancePandoc(t *testing.T) {
 	}
 	n := 220
 	if testing.Short() {
-		n = 30
+		n = 20
 	}
 	items := syntheticItems(220, 15)[:n]
 	dir := t.TempDir()
