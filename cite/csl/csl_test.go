@@ -184,7 +184,9 @@ func TestRender(t *testing.T) {
 	}{
 		{"apa", []string{"a", "b,c", "c"}, []string{"(Smith, 2020a)", "(Doe, 2022; Smith, 2020b)", "(Doe, 2022)"},
 			"Doe, J. (2022). Retrieval. Press."},
-		{"ieee", []string{"c", "a,b,c"}, []string{"[1]", "[1]–[3]"}, "[1] J. Doe, Retrieval. Press, 2022."},
+		// Items are numbered in the order given (cite passes them in order of
+		// first citation), not in the order of this document's citations.
+		{"ieee", []string{"c", "a,b,c"}, []string{"[3]", "[1]–[3]"}, "[1] A. Smith, “Alpha results,” Journal of Tests, vol. 3, pp. 1–9, 2020."},
 		{"vancouver", []string{"a,b,c"}, []string{"(1–3)"}, "1. Smith A. Alpha results. Journal of Tests. 2020;3:1–9."},
 		{"mla", []string{"a", "b"}, []string{"(Smith, “Alpha Results”)", "(Smith, “Beta Results”)"}, "Doe, Jane. Retrieval. Press, 2022."},
 	}

@@ -301,11 +301,17 @@ func (e *Engine) Render(ctx context.Context, st *Style, doc Document) (*Rendered
 func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Document, order []Item) (*Rendered, error) {
 	ids := itemIDs(order)
 	var state regState
+	orderKey := strings.Join(ids, "\x00")
 	err := pr.call(ctx, "load items", ids, func() error {
 		changed, err := pr.load(order)
 		if err != nil {
 			return err
 		}
+		if !changed && pr.lastState != nil && pr.lastOrder == orderKey {
+			state = *pr.lastState
+			return nil
+		}
+		pr.lastOrder, pr.lastState = "", nil
 		if changed {
 			// citeproc-js's registry keeps the items it has seen: start over.
 			if _, err := pr.method("updateItems", []string{}); err != nil {
@@ -319,7 +325,12 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 		if err != nil {
 			return err
 		}
-		return json.Unmarshal([]byte(v.String()), &state)
+		if err := json.Unmarshal([]byte(v.String()), &state); err != nil {
+			return err
+		}
+		st := state
+		pr.lastOrder, pr.lastState = orderKey, &st
+		return nil
 	})
 	if err != nil {
 		return nil, err

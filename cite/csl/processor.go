@@ -90,6 +90,12 @@ type Processor struct {
 	loaded   map[string]string // item ID → JSON loaded into the runtime
 	missing  []string          // locales the style asked for that are absent
 	broken   bool
+	// lastOrder and lastState are the item IDs of the last Engine.render's
+	// updateItems and the registry state it left; a render of the same
+	// items skips updateItems (citeproc-js re-runs its disambiguation
+	// there). Any other registration clears them.
+	lastOrder string
+	lastState *regState
 }
 
 // NewRuntime returns a fresh JavaScript runtime with citeproc-js loaded
@@ -354,6 +360,7 @@ func (pr *Processor) SetDevelopmentExtension(name string, value any) {
 // UpdateItems loads items and registers them with citeproc-js
 // (engine.updateItems), in this order.
 func (pr *Processor) UpdateItems(ctx context.Context, items []Item, nosort bool) error {
+	pr.lastOrder, pr.lastState = "", nil
 	ids := itemIDs(items)
 	return pr.call(ctx, "load items", ids, func() error {
 		if _, err := pr.load(items); err != nil {
@@ -497,6 +504,7 @@ func (pr *Processor) ProcessCitationCluster(ctx context.Context, c Citation, pre
 // ProcessCitationClusterJSON is ProcessCitationCluster for a citation given
 // as CSL citation JSON ({"citationID", "citationItems", "properties"}).
 func (pr *Processor) ProcessCitationClusterJSON(ctx context.Context, citation json.RawMessage, pre, post [][2]any) ([]ClusterUpdate, error) {
+	pr.lastOrder, pr.lastState = "", nil
 	var out []ClusterUpdate
 	if pre == nil {
 		pre = [][2]any{}
@@ -535,6 +543,7 @@ func (pr *Processor) ProcessCitationClusterJSON(ctx context.Context, citation js
 // (engine.rebuildProcessorState), registering uncited items too, and
 // returns each citation's text in document order.
 func (pr *Processor) RebuildProcessorState(ctx context.Context, cs []Citation, format string, uncited []string) ([]string, error) {
+	pr.lastOrder, pr.lastState = "", nil
 	var ids []string
 	for _, c := range cs {
 		ids = append(ids, ciIDs(c.Items)...)
