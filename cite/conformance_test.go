@@ -104,7 +104,8 @@ func pandocRender(t *testing.T, dir, stylePath string, items []json.RawMessage) 
 // citeproc (an independent implementation), over the same Debian style
 // files, and compares every bibliography entry and in-text citation after
 // white-space normalisation. Each style must agree on ≥ 95% of the
-// entries. With -short, 20 items. -update writes the differences to
+// entries. It compares 20 items unless CITEFIND_CONFORMANCE=all (make
+// cite-conformance). -update writes the differences to
 // testdata/pandoc/report.txt. Needs pandoc and the styles
 // (scripts/install-test-deps.sh); skips without them.
 func TestConformancePandoc(t *testing.T) {
@@ -116,9 +117,15 @@ func TestConformancePandoc(t *testing.T) {
 			t.Skipf("CSL style %s missing in %s: run scripts/install-test-deps.sh", s, csl.SystemStyles)
 		}
 	}
-	n := 220
-	if testing.Short() {
-		n = 20
+	// 220 items with CITEFIND_CONFORMANCE=all (make cite-conformance),
+	// else 20 (5 and four styles under the race detector).
+	n := 20
+	styles := conformanceStyles
+	switch {
+	case os.Getenv("CITEFIND_CONFORMANCE") == "all":
+		n = 220
+	case raceEnabled:
+		n, styles = 5, conformanceStyles[:4]
 	}
 	items := syntheticItems(220, 15)[:n]
 	dir := t.TempDir()
@@ -145,7 +152,7 @@ func TestConformancePandoc(t *testing.T) {
 	eng := csl.New(csl.Options{Resolver: r})
 	var report strings.Builder
 	fmt.Fprintf(&report, "citefind (citeproc-js 1.4.63) vs pandoc %s citeproc, %d synthetic items, Debian styles; plain text, white space collapsed\n\n", pandocVersion(t), n)
-	for _, name := range conformanceStyles {
+	for _, name := range styles {
 		t.Run(name, func(t *testing.T) {
 			st, err := eng.Style(name)
 			require.NoError(t, err)

@@ -397,8 +397,9 @@ func runRender(t *testing.T, e *csl.Engine, r *csl.Resolver, f *fixture) (string
 // citeproc-js driven as its own test runner drives it (the reference),
 // citefind's Processor API, and Engine.Render (the cached path cite uses,
 // on the fixtures a csl.Document can express). No fixture the reference
-// passes may fail through citefind. It runs every 4th fixture, every 20th
-// with -short, all with CITEFIND_CSL_SUITE=all (make csl-suite).
+// passes may fail through citefind. It runs every 8th fixture, every 20th
+// with -short, every 100th under -race, all with CITEFIND_CSL_SUITE=all
+// (make csl-suite).
 // CSL_SUITE_REPORT=FILE writes the per-category table and every failure.
 func TestRealDataCSLSuite(t *testing.T) {
 	fs, skipped := loadSuite(t)
@@ -412,11 +413,13 @@ func TestRealDataCSLSuite(t *testing.T) {
 		fs = some
 	}
 	// Every fixture with CITEFIND_CSL_SUITE=all (make csl-suite), every
-	// 20th with -short, else every 4th.
-	step := 4
+	// 100th under the race detector, every 20th with -short, else every 8th.
+	step := 8
 	switch {
 	case os.Getenv("CITEFIND_CSL_SUITE") == "all":
 		step = 1
+	case raceEnabled:
+		step = 100
 	case testing.Short():
 		step = 20
 	}
