@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/rerank/learned"
 )
@@ -35,6 +36,9 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// styles renders citations for cite; nil means a new engine per run
+	// (tests share one: building a style's engine takes seconds).
+	styles *csl.Engine
 }
 
 // exitError carries an exit status other than 1.
