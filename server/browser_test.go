@@ -160,7 +160,7 @@ func TestBrowser(t *testing.T) {
 	if hybrid {
 		require.NoError(t, eng.DenseAvailable(t.Context()), "CITEFIND_E2E_DENSE=1")
 	}
-	ts := httptest.NewServer(server.New(eng, server.Options{}).Handler())
+	ts := httptest.NewServer(server.New(eng, server.Options{Styles: testStyles()}).Handler())
 	defer ts.Close()
 
 	require.NoError(t, chromedp.Do(ctx,

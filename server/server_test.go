@@ -20,14 +20,29 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/server"
 	"github.com/citefind/citefind/server/internal/sampledb"
 )
 
 const rrfID = "10.1145/1571941.1572114"
 
+// testStyles is the citeproc-js engine set of the tests' servers, with APA
+// built once (seconds, more under the race detector), so that no test
+// request waits for it beyond its deadline.
+var testStyles = sync.OnceValue(func() *csl.Engine {
+	e := csl.New(csl.Options{})
+	if st, err := e.Style("apa"); err == nil {
+		_ = e.Warm(context.Background(), st)
+	}
+	return e
+})
+
 func newTestServer(t *testing.T, eng *citefind.Engine, opts server.Options) *httptest.Server {
 	t.Helper()
+	if opts.Styles == nil {
+		opts.Styles = testStyles()
+	}
 	ts := httptest.NewServer(server.New(eng, opts).Handler())
 	t.Cleanup(ts.Close)
 	return ts

@@ -166,12 +166,35 @@ func (e *Engine) get(ctx context.Context, p *pool) (*Processor, error) {
 	case pr := <-p.free:
 		return pr, nil
 	case <-p.slots:
-		pr, err := NewProcessor(ctx, &e.prog, p.st, e.opts.Resolver.Locale, "")
-		if err != nil {
-			p.slots <- struct{}{}
-			return nil, err
+		// The engine outlives the request that asked for it: it is built
+		// without the request's deadline, and a requester that gives up
+		// leaves it warm for the next one.
+		type built struct {
+			pr  *Processor
+			err error
 		}
-		return pr, nil
+		done := make(chan built, 1)
+		go func() {
+			pr, err := NewProcessor(context.WithoutCancel(ctx), &e.prog, p.st, e.opts.Resolver.Locale, "")
+			done <- built{pr, err}
+		}()
+		select {
+		case b := <-done:
+			if b.err != nil {
+				p.slots <- struct{}{}
+				return nil, b.err
+			}
+			return b.pr, nil
+		case <-ctx.Done():
+			go func() {
+				if b := <-done; b.err != nil {
+					p.slots <- struct{}{}
+				} else {
+					e.put(p, b.pr)
+				}
+			}()
+			return nil, ctx.Err()
+		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
