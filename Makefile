@@ -12,9 +12,31 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-bibtex bench-compare bench-serve bench-hostile bench-weaviate bench-scale screenshots sweep lint fmt clean
+.PHONY: citeproc csl-suite cite-conformance build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train bench-xapian bench-index bench-bibtex bench-compare bench-serve bench-hostile bench-weaviate bench-scale screenshots sweep lint fmt clean
 
-build:
+# citeproc-js, the six default CSL styles and the en-US locale, pinned by
+# version and sha256, fetched into cite/csl/dist/ (gitignored), which the
+# binary embeds; done once, again when scripts/fetch-csl.sh changes.
+CSL_DIST := cite/csl/dist/STAMP
+citeproc: $(CSL_DIST)
+$(CSL_DIST): scripts/fetch-csl.sh
+	bash scripts/fetch-csl.sh
+
+# The CSL processor test suite ($(CITEFIND_DATA)/csl-test-suite, 860 fixtures)
+# through citeproc-js as its own runner drives it and through citefind's
+# wrappers; writes the table and every failure to docs/cite-csl-suite.md.
+# `make test` runs every 100th fixture under -race and every 8th without.
+csl-suite: citeproc
+	CITEFIND_CSL_SUITE=all CSL_SUITE_REPORT=$(CURDIR)/docs/cite-csl-suite.md $(GO) test -run TestRealDataCSLSuite -timeout 60m -v ./cite/csl/ | grep -v '^=== RUN'
+
+# citefind's engine vs pandoc's citeproc on 220 synthetic items in 12 styles
+# (needs pandoc and Debian's styles: scripts/install-test-deps.sh); writes
+# every difference, with its known cause, to cite/testdata/pandoc/report.txt.
+# `make test` compares 20 items (5 under -race).
+cite-conformance: citeproc test-deps
+	CITEFIND_CONFORMANCE=all $(GO) test -run TestConformancePandoc -timeout 60m -v ./cite/ -args -update | grep -v '^=== RUN'
+
+build: citeproc
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
 
 demo: build
@@ -36,21 +58,21 @@ demo-acm: build
 # without it. test-deps installs what the tests need on a bare machine
 # (pandoc and the CSL styles, for the citation-style conformance test, and
 # chromium, for the browser test of the web page).
-test: test-deps
+test: test-deps citeproc
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 15m ./...
-	$(GO) test -timeout 20m -run 'ACMCR|RealData|Kill' ./...
+	$(GO) test -timeout 20m -run 'ACMCR|RealData|Kill|Conformance' ./...
 
 test-deps:
 	bash scripts/install-test-deps.sh
 
-test-short:
+test-short: citeproc
 	$(GO) test -short ./...
 
-race:
+race: citeproc
 	$(GO) test -race ./...
 
-bench:
+bench: citeproc
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
 # Each fuzz target for FUZZTIME (seed corpora in PKG/testdata/fuzz/TARGET/; new
@@ -58,7 +80,7 @@ bench:
 # a crasher lands there too and then runs in every `go test` as a regression).
 FUZZTIME ?= 60s
 FUZZ_TARGETS := ./corpus:FuzzReadBibTeX ./corpus:FuzzReadJSONL ./retrieve:FuzzClean ./cite:FuzzParse
-fuzz:
+fuzz: citeproc
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 	  echo "== $$name ($$pkg, $(FUZZTIME))"; \
 	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s $$pkg; done

@@ -3,6 +3,9 @@ package cite_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/cite"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/corpus"
 )
 
@@ -118,7 +122,7 @@ func TestParseErrors(t *testing.T) {
 func TestResolveNumberingAndIdempotence(t *testing.T) {
 	st := testStore()
 	doc := "Intro [[cite:lee2019]].\n\nThen [[cite:smith2020,doe2022,smith2020]] and ⟦cite:lee2019⟧ again [[cite:10.1/smith]].\n\n```\n[[cite:nothere]]\n```\n"
-	res, err := cite.Resolve(t.Context(), doc, st, cite.Options{Style: cite.IEEE})
+	res, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Style: cite.IEEE})
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.calls, "one batch lookup")
 	assert.Equal(t, []string{"arxiv:1901.00001", "10.1/smith", "10.1/doe"}, res.Cited)
@@ -129,13 +133,13 @@ func TestResolveNumberingAndIdempotence(t *testing.T) {
 	assert.Contains(t, res.Text, "[1]: cite:arxiv:1901.00001\n[2]: cite:10.1/smith\n[3]: cite:10.1/doe\n")
 
 	// Idempotent.
-	again, err := cite.Resolve(t.Context(), res.Text, st, cite.Options{Style: cite.IEEE})
+	again, err := cite.Resolve(t.Context(), res.Text, st, cite.Options{Engine: engine, Style: cite.IEEE})
 	require.NoError(t, err)
 	assert.Equal(t, res.Text, again.Text)
 
 	// Regenerate the first paragraph with a new citation: everything renumbers.
 	edited := strings.Replace(res.Text, "Intro <!--cite:lee2019-->[1]<!--/cite-->.", "Intro [[cite:doe2022]] and [2].", 1)
-	re, err := cite.Resolve(t.Context(), edited, st, cite.Options{Style: cite.IEEE})
+	re, err := cite.Resolve(t.Context(), edited, st, cite.Options{Engine: engine, Style: cite.IEEE})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"10.1/doe", "10.1/smith", "arxiv:1901.00001"}, re.Cited)
 	assert.Contains(t, re.Text, "Intro <!--cite:doe2022-->[1]<!--/cite--> and <!--cite:10.1/smith-->[2]<!--/cite-->.")
@@ -143,7 +147,7 @@ func TestResolveNumberingAndIdempotence(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(re.Text, "## References"))
 
 	// No citations: unchanged.
-	plain, err := cite.Resolve(t.Context(), "nothing [1] here\n", st, cite.Options{})
+	plain, err := cite.Resolve(t.Context(), "nothing [1] here\n", st, cite.Options{Engine: engine})
 	require.NoError(t, err)
 	assert.Equal(t, "nothing [1] here\n", plain.Text)
 }
@@ -157,7 +161,7 @@ func TestResolveAuthorYear(t *testing.T) {
 	}{
 		{cite.APA, "[[cite:smith2020|doe2022]]", "(Smith, 2020, as cited in Doe, 2022)"},
 		{cite.APA, "[[cite:lee2019]]", "(Lee et al., 2019)"},
-		{cite.APA, "[[cite:hofA,hofB]]", "(Hof, 2020a; Hof, 2020b)"},
+		{cite.APA, "[[cite:hofA,hofB]]", "(Hof, 2020a, 2020b)"},
 		{cite.APA, "[[cite:anon]]", "(Untitled Notes, n.d.)"},
 		{cite.Chicago, "[[cite:lee2019,smith2020]]", "(Lee, Park, and Cho 2019; Smith 2020)"},
 		{cite.Harvard, "[[cite:anon]]", "(Untitled Notes, no date)"},
@@ -167,13 +171,13 @@ func TestResolveAuthorYear(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.style)+" "+tc.doc, func(t *testing.T) {
-			res, err := cite.Resolve(t.Context(), tc.doc, st, cite.Options{Style: tc.style, Format: cite.Text})
+			res, err := cite.Resolve(t.Context(), tc.doc, st, cite.Options{Engine: engine, Style: tc.style, Format: cite.Text})
 			require.NoError(t, err)
 			body, _, _ := strings.Cut(res.Text, "\n\n")
 			assert.Equal(t, tc.want, body)
 		})
 	}
-	res, err := cite.Resolve(t.Context(), "[[cite:anon]]", st, cite.Options{})
+	res, err := cite.Resolve(t.Context(), "[[cite:anon]]", st, cite.Options{Engine: engine})
 	require.NoError(t, err)
 	require.Len(t, res.Warnings, 1)
 	assert.Equal(t, "missing-metadata", res.Warnings[0].Kind)
@@ -183,16 +187,16 @@ func TestResolveAuthorYear(t *testing.T) {
 func TestResolveUnknownIDs(t *testing.T) {
 	st := testStore()
 	doc := "a [[cite:smith2020]]\nb [[cite:nope1, doe2022]] [[cite:smith2020|nope2]]\n"
-	_, err := cite.Resolve(t.Context(), doc, st, cite.Options{})
+	_, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine})
 	require.ErrorIs(t, err, cite.ErrUnknownID)
 	var ue *cite.UnknownIDError
 	require.True(t, errors.As(err, &ue))
 	assert.Equal(t, []cite.UnknownID{{ID: "nope1", Line: 2, Col: 10}, {ID: "nope2", Line: 2, Col: 44}}, ue.IDs)
 
-	res, err := cite.Resolve(t.Context(), doc, st, cite.Options{Lenient: true})
+	res, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Lenient: true})
 	require.NoError(t, err)
 	assert.Contains(t, res.Text, "⚠[[cite:nope1, doe2022]]")
-	again, err := cite.Resolve(t.Context(), res.Text, st, cite.Options{Lenient: true})
+	again, err := cite.Resolve(t.Context(), res.Text, st, cite.Options{Engine: engine, Lenient: true})
 	require.NoError(t, err)
 	assert.Equal(t, res.Text, again.Text)
 }
@@ -204,7 +208,7 @@ func TestMergeDrafts(t *testing.T) {
 	merged, err := cite.Merge([]string{a, b})
 	require.NoError(t, err)
 	assert.Equal(t, "Section A cites [[cite:smith2020]] and [[cite:lee2019]].\n\nSection B cites [[cite:doe2022,smith2020]] and [[cite:smith2020]].\n", merged)
-	res, err := cite.Resolve(t.Context(), merged, st, cite.Options{Style: cite.IEEE, Format: cite.Text})
+	res, err := cite.Resolve(t.Context(), merged, st, cite.Options{Engine: engine, Style: cite.IEEE, Format: cite.Text})
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(res.Text, "Section A cites [1] and [2].\n\nSection B cites [1], [3] and [1].\n\nReferences\n\n[1] A. Smith"), res.Text)
 
@@ -214,7 +218,7 @@ func TestMergeDrafts(t *testing.T) {
 
 func TestQuoteVerification(t *testing.T) {
 	st := testStore()
-	res, err := cite.Resolve(t.Context(), `[[cite:smith2020 "reciprocal rank fusion beats score fusion"]] [[cite:doe2022 "transformers are all you need"]]`, st, cite.Options{})
+	res, err := cite.Resolve(t.Context(), `[[cite:smith2020 "reciprocal rank fusion beats score fusion"]] [[cite:doe2022 "transformers are all you need"]]`, st, cite.Options{Engine: engine})
 	require.NoError(t, err)
 	var flagged []string
 	for _, w := range res.Warnings {
@@ -225,7 +229,7 @@ func TestQuoteVerification(t *testing.T) {
 	assert.Equal(t, []string{"10.1/doe"}, flagged)
 	assert.Greater(t, cite.QuoteSimilarity("reciprocal rank fusoin beats score fusion", st.papers["smith2020"]), 0.9)
 
-	res, err = cite.Resolve(t.Context(), "[[cite:smith2020]] [[cite:doe2022]]", st, cite.Options{Candidates: map[string]bool{"10.1/smith": true}})
+	res, err = cite.Resolve(t.Context(), "[[cite:smith2020]] [[cite:doe2022]]", st, cite.Options{Engine: engine, Candidates: map[string]bool{"10.1/smith": true}})
 	require.NoError(t, err)
 	require.Len(t, res.Warnings, 1)
 	assert.Equal(t, "not-retrieved", res.Warnings[0].Kind)
@@ -252,11 +256,11 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("bad citation %+v in %q", c, s)
 			}
 		}
-		res, err := cite.Resolve(context.Background(), s, st, cite.Options{Lenient: true})
+		res, err := cite.Resolve(context.Background(), s, st, cite.Options{Engine: engine, Lenient: true})
 		if err != nil {
 			return
 		}
-		again, err := cite.Resolve(context.Background(), res.Text, st, cite.Options{Lenient: true})
+		again, err := cite.Resolve(context.Background(), res.Text, st, cite.Options{Engine: engine, Lenient: true})
 		if err != nil {
 			t.Fatalf("resolved output does not parse: %v\n%q", err, res.Text)
 		}
@@ -264,4 +268,94 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("not idempotent:\n%q\n%q", res.Text, again.Text)
 		}
 	})
+}
+
+func TestResolveSecondarySources(t *testing.T) {
+	st := testStore()
+	tests := []struct {
+		style cite.Style
+		want  string
+	}{
+		{cite.APA, "(Smith, 2020, as cited in Doe, 2022)"},
+		{cite.IEEE, "[1], as cited in [2]"},
+		{cite.Vancouver, "(1, as cited in 2)"},
+		{cite.Chicago, "(Smith 2020, as cited in Doe 2022)"},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.style), func(t *testing.T) {
+			res, err := cite.Resolve(t.Context(), "[[cite:smith2020|doe2022]]", st, cite.Options{Engine: engine, Style: tc.style, Format: cite.Text})
+			require.NoError(t, err)
+			body, _, _ := strings.Cut(res.Text, "\n\n")
+			assert.Equal(t, tc.want, body)
+			assert.Equal(t, []string{"10.1/smith", "10.1/doe"}, res.Cited)
+			require.Len(t, res.Bibliography.Entries, 2)
+		})
+	}
+}
+
+// TestHostileMetadata: titles and URLs from the store never become live
+// markup in Markdown or HTML output.
+func TestHostileMetadata(t *testing.T) {
+	st := &fakeStore{papers: map[string]corpus.Paper{
+		"evil": {ID: "h:evil", Type: "webpage", Title: `<img src=x onerror=alert(1)> [click](javascript:alert(1)) <script>alert(2)</script>`,
+			Authors: []corpus.Author{{Family: "O'<b>Hara", Given: "*Eve*"}}, Year: 2021, URL: "javascript:alert(3)"},
+		"good": {ID: "10.1/good", Type: "article-journal", Title: "Fine", Authors: []corpus.Author{{Family: "Lee", Given: "A"}}, Year: 2020,
+			Venue: "J", DOI: "10.1/good"},
+	}}
+	for _, style := range []cite.Style{cite.APA, cite.IEEE, cite.MLA} {
+		t.Run(string(style), func(t *testing.T) {
+			md, err := cite.Resolve(t.Context(), "See [[cite:evil]] and [[cite:good]].", st, cite.Options{Engine: engine, Style: style})
+			require.NoError(t, err)
+			// Markdown: every < and the ] of a would-be link are escaped.
+			for _, bad := range []string{`<img`, `<script`, `](javascript`, `<b>`, `<javascript`} {
+				assert.NotRegexp(t, `(^|[^\\])`+regexp.QuoteMeta(bad), md.Text, "Markdown")
+			}
+			assert.Regexp(t, `(?i)\\<img src=x onerror=alert\(1\)\\>`, md.Text)
+			h, err := cite.Resolve(t.Context(), "See [[cite:evil]] and [[cite:good]].", st, cite.Options{Engine: engine, Style: style, Format: cite.HTML})
+			require.NoError(t, err)
+			for _, bad := range []string{"<img", "<script", `href="javascript`, "<b>Hara"} {
+				assert.NotContains(t, h.Text, bad, "HTML")
+			}
+			assert.Regexp(t, `(?i)&lt;img src=x onerror=alert\(1\)&gt;`, h.Text)
+			if style == cite.APA {
+				assert.Contains(t, md.Text, "<https://doi.org/10.1/good>")
+				assert.Contains(t, h.Text, `<a href="https://doi.org/10.1/good">`)
+			}
+		})
+	}
+}
+
+func TestResolveHTMLIsIdempotent(t *testing.T) {
+	st := testStore()
+	res, err := cite.Resolve(t.Context(), "A [[cite:lee2019]] b [[cite:smith2020,doe2022]].\n", st, cite.Options{Engine: engine, Style: cite.IEEE, Format: cite.HTML})
+	require.NoError(t, err)
+	assert.Contains(t, res.Text, "<!--cite:lee2019-->[1]<!--/cite-->")
+	assert.Contains(t, res.Text, `<div class="csl-entry"><div class="csl-left-margin">[1]</div><div class="csl-right-inline">K. Lee, J. Park, and S. Cho, “Dense things,” <i>arXiv</i>. 2019. [Online]. Available: <a href="https://arxiv.org/abs/1901.00001">https://arxiv.org/abs/1901.00001</a></div></div>`)
+	again, err := cite.Resolve(t.Context(), res.Text, st, cite.Options{Engine: engine, Style: cite.IEEE, Format: cite.HTML})
+	require.NoError(t, err)
+	assert.Equal(t, res.Text, again.Text)
+}
+
+func TestResolveStyles(t *testing.T) {
+	st := testStore()
+	dir := t.TempDir()
+	tiny := `<style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0"><info><title>Tiny</title><id>tiny</id></info>
+  <citation><layout prefix="&lt;" suffix="&gt;" delimiter="; "><names variable="author"><name form="short"/></names></layout></citation>
+  <bibliography><layout><names variable="author"/><text prefix=": " variable="title"/></layout></bibliography></style>`
+	path := filepath.Join(dir, "tiny.csl")
+	require.NoError(t, os.WriteFile(path, []byte(tiny), 0o644))
+	res, err := cite.Resolve(t.Context(), "[[cite:smith2020]]", st, cite.Options{Engine: engine, Style: cite.Style(path), Format: cite.Text})
+	require.NoError(t, err)
+	assert.Equal(t, "<Smith>\n\nReferences\n\nAnna Smith: Fusion of rankings\n", res.Text)
+
+	_, err = cite.Resolve(t.Context(), "[[cite:smith2020]]", st, cite.Options{Engine: engine, Style: "vancover"})
+	require.ErrorIs(t, err, cite.ErrUnknownStyle)
+	require.ErrorIs(t, err, csl.ErrUnknownStyle)
+	assert.True(t, cite.IsStyleError(err))
+	assert.Contains(t, err.Error(), "did you mean vancouver")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.csl"), []byte("<style><info>"), 0o644))
+	_, err = cite.Resolve(t.Context(), "[[cite:smith2020]]", st, cite.Options{Engine: engine, Style: cite.Style(filepath.Join(dir, "bad.csl"))})
+	require.ErrorIs(t, err, csl.ErrBadStyle)
+	assert.Contains(t, err.Error(), "bad.csl:1")
 }

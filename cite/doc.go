@@ -29,5 +29,5 @@
 //	store, _ := corpus.OpenStore(ctx, "papers.sqlite")
 //	res, err := cite.Resolve(ctx, draft, store, cite.Options{Style: cite.IEEE})
 //	// res.Text, res.Warnings, res.Bibliography.Papers
-//	cite.WriteBibTeX(w, res.Bibliography.Papers)
+//	cite.WriteBibTeX(w, res.Bibliography.Papers, keys) // keys: the users' own, corpus.Store.Keys
 package cite

@@ -66,12 +66,45 @@ func bibKey(id string) string {
 	return b.String()
 }
 
+// WriteCSLItems writes the papers as a CSL-JSON array, each as its full
+// item in items (by paper ID; the store's lossless items), or as its own
+// JSON when items has none for it.
+func WriteCSLItems(w io.Writer, papers []corpus.Paper, items map[string]json.RawMessage) error {
+	out := make([]json.RawMessage, 0, len(papers))
+	for _, p := range papers {
+		raw, ok := items[p.ID]
+		if !ok {
+			b, err := json.Marshal(p)
+			if err != nil {
+				return err
+			}
+			raw = b
+		}
+		out = append(out, raw)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
 // WriteBibTeX writes papers as BibTeX that corpus.ReadBibTeX reads back to
-// the same papers (same stable IDs and fields). Keys are the paper IDs.
-func WriteBibTeX(w io.Writer, papers []corpus.Paper) error {
+// the same papers (same stable IDs and fields; titles and venues
+// brace-protected so that they keep their casing). An entry's key is the
+// user's own key for the paper, keys[paper ID] (the BibTeX key or CSL id
+// of its first record, see corpus.Store.Keys), so that \cite commands of a
+// LaTeX document keep matching; else the paper ID. Characters a BibTeX
+// key cannot hold become "_".
+func WriteBibTeX(w io.Writer, papers []corpus.Paper, keys map[string]string) error {
 	for _, p := range papers {
 		var b strings.Builder
-		fmt.Fprintf(&b, "@%s{%s,\n", bibType(p), bibKey(p.ID))
+		key := keys[p.ID]
+		if key == "" {
+			key = p.ID
+		}
+		fmt.Fprintf(&b, "@%s{%s,\n", bibType(p), bibKey(key))
 		field := func(name, v string, raw bool) {
 			if v == "" {
 				return
@@ -97,11 +130,13 @@ func WriteBibTeX(w io.Writer, papers []corpus.Paper) error {
 		if p.Year != 0 {
 			field("year", fmt.Sprint(p.Year), true)
 		}
-		switch bibType(p) {
-		case "article":
-			field("journal", p.Venue, false)
-		default:
-			field("booktitle", p.Venue, false)
+		if p.Venue != "" {
+			switch bibType(p) {
+			case "article":
+				field("journal", "{"+bibEscape(p.Venue)+"}", true)
+			default:
+				field("booktitle", "{"+bibEscape(p.Venue)+"}", true)
+			}
 		}
 		field("publisher", p.Publisher, false)
 		field("volume", p.Volume, false)

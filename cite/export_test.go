@@ -3,6 +3,7 @@ package cite_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,7 +33,7 @@ func TestBibTeXRoundTrip(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	require.NoError(t, cite.WriteBibTeX(&buf, ps))
+	require.NoError(t, cite.WriteBibTeX(&buf, ps, nil))
 	var got []corpus.Paper
 	require.NoError(t, corpus.ReadBibTeX(t.Context(), &buf, "out.bib", func(r corpus.Record) error {
 		got = append(got, r.Paper)
@@ -40,8 +41,28 @@ func TestBibTeXRoundTrip(t *testing.T) {
 	}, func(e *corpus.ParseError) { t.Errorf("parse error: %v", e) }))
 	require.Len(t, got, len(ps))
 	for i := range ps {
-		assert.Equal(t, ps[i], got[i], "paper %d", i)
+		// The reader follows CSL's conventions, as pandoc does: page
+		// ranges with a hyphen, typographic apostrophes in names.
+		want := ps[i]
+		want.Pages = strings.ReplaceAll(want.Pages, "–", "-")
+		want.Authors = append([]corpus.Author(nil), want.Authors...)
+		for j := range want.Authors {
+			want.Authors[j].Family = strings.ReplaceAll(want.Authors[j].Family, "'", "’")
+		}
+		assert.Equal(t, want, got[i], "paper %d", i)
 	}
+}
+
+// TestBibTeXUserKeys: an entry's key is the user's key when there is one.
+func TestBibTeXUserKeys(t *testing.T) {
+	ps := []corpus.Paper{
+		{ID: "10.1145/1571941.1572114", Type: "paper-conference", Title: "Reciprocal rank fusion", Year: 2009},
+		{ID: "h:abc123", Type: "article-journal", Title: "Other", Year: 2020},
+	}
+	var buf bytes.Buffer
+	require.NoError(t, cite.WriteBibTeX(&buf, ps, map[string]string{"10.1145/1571941.1572114": "cormack2009rrf"}))
+	assert.Contains(t, buf.String(), "@inproceedings{cormack2009rrf,\n")
+	assert.Contains(t, buf.String(), "@article{h:abc123,\n")
 }
 
 func TestCSLJSONRoundTrip(t *testing.T) {

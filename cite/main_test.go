@@ -1,5 +1,20 @@
 package cite_test
 
-import "flag"
+import (
+	"flag"
+	"os"
+	"testing"
 
-var updateReport = flag.Bool("update", false, "rewrite testdata/styles/pandoc-diff.txt with the measured differences from pandoc")
+	"github.com/citefind/citefind/cite/csl"
+)
+
+var updateReport = flag.Bool("update", false, "rewrite testdata/pandoc/report.txt with the measured differences from pandoc")
+
+// engine is shared by the tests: building a citeproc-js processor takes
+// 0.1–2.5 s per style, so each style is built once.
+var engine *csl.Engine
+
+func TestMain(m *testing.M) {
+	engine = csl.New(csl.Options{})
+	os.Exit(m.Run())
+}

@@ -3,9 +3,11 @@ package cite
 import (
 	"context"
 	"fmt"
+	"html"
 	"sort"
 	"strings"
 
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/corpus"
 )
 
@@ -19,10 +21,17 @@ type Lookup interface {
 // a quote must reach against some passage of the paper's title or abstract.
 const DefaultQuoteThreshold = 0.8
 
-// Options configure Resolve. The zero value is APA in Markdown, strict.
+// Options configure Resolve. The zero value is APA in Markdown, strict,
+// rendered by a new csl.Engine.
 type Options struct {
-	Style  Style  // "" means APA
-	Format Format // Markdown (default) or Text
+	Style  Style  // a CSL style name or .csl path; "" means APA
+	Format Format // Markdown (default), Text or HTML
+	// Engine renders with citeproc-js; nil means a new engine for this
+	// call (a server keeps one: it holds the warm processors and the
+	// cache).
+	Engine *csl.Engine
+	// Items gives each cited paper's CSL-JSON item; nil means PaperItems.
+	Items ItemSource
 	// Lenient leaves placeholders naming unknown IDs in place, marked with
 	// "⚠", instead of failing.
 	Lenient bool
@@ -217,18 +226,120 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	for _, u := range res.Unknown {
 		res.Warnings = append(res.Warnings, Warning{Line: u.Line, Col: u.Col, ID: u.ID, Kind: "unknown-id", Msg: "not in the store: placeholder left in place"})
 	}
-	bib := NewBibliography(opts.Style, opts.Format, order)
-	res.Bibliography = bib
+	eng := opts.Engine
+	if eng == nil {
+		eng = csl.New(csl.Options{})
+	}
+	st, err := ResolveStyle(eng, opts.Style)
+	if err != nil {
+		return nil, err
+	}
+	src := opts.Items
+	if src == nil {
+		if il, ok := lk.(ItemLookup); ok {
+			src = StoreItems{Lookup: il}
+		} else {
+			src = PaperItems{}
+		}
+	}
+	itemJSON, err := src.CSLItems(ctx, order)
+	if err != nil {
+		return nil, fmt.Errorf("CSL items: %w", err)
+	}
+	cdoc := csl.Document{}
 	for _, p := range order {
+		j, ok := itemJSON[p.ID]
+		if !ok {
+			return nil, fmt.Errorf("CSL items: no item for paper %s", p.ID)
+		}
+		cdoc.Items = append(cdoc.Items, csl.Item{ID: p.ID, JSON: j})
 		res.Cited = append(res.Cited, p.ID)
 	}
-	md := opts.Format == Markdown
-	var edits []edit
-	for i, c := range d.Citations {
-		if err := checkCtx(ctx, i); err != nil {
+	// One engine citation per usable citation; a secondary source ("as
+	// cited in") is a citation of its own right after, spliced into the
+	// primary's suffix.
+	type secRef struct {
+		marker  string
+		cluster int
+	}
+	clusterOf := make([]int, len(d.Citations))
+	var secs [][]secRef // per engine citation
+	for ci, c := range d.Citations {
+		clusterOf[ci] = -1
+		if err := checkCtx(ctx, ci); err != nil {
 			return nil, err
 		}
 		if !usable(c) {
+			continue
+		}
+		var items []csl.CiteItem
+		var refs []secRef
+		var secClusters []csl.Citation
+		dup := map[string]bool{}
+		for _, it := range c.Items {
+			p := papers[it.ID]
+			key := p.ID
+			if it.Secondary != "" {
+				key += "|" + papers[it.Secondary].ID
+			}
+			if dup[key] {
+				continue
+			}
+			dup[key] = true
+			item := csl.CiteItem{ID: p.ID}
+			if it.Secondary != "" {
+				marker := fmt.Sprintf("zzcitefindsec%dzz", len(cdoc.Citations)+1+len(secClusters))
+				item.Suffix = ", as cited in " + marker
+				refs = append(refs, secRef{marker: marker, cluster: len(cdoc.Citations) + 1 + len(secClusters)})
+				secClusters = append(secClusters, csl.Citation{Items: []csl.CiteItem{{ID: papers[it.Secondary].ID}}})
+			}
+			items = append(items, item)
+		}
+		clusterOf[ci] = len(cdoc.Citations)
+		cdoc.Citations = append(cdoc.Citations, csl.Citation{ID: fmt.Sprintf("c%d", len(cdoc.Citations)), Items: items})
+		secs = append(secs, refs)
+		for _, sc := range secClusters {
+			sc.ID = fmt.Sprintf("c%d", len(cdoc.Citations))
+			cdoc.Citations = append(cdoc.Citations, sc)
+			secs = append(secs, nil)
+		}
+	}
+	out := &csl.Rendered{}
+	if len(cdoc.Items) > 0 {
+		if out, err = eng.Render(ctx, st, cdoc); err != nil {
+			return nil, fmt.Errorf("render citations: %w", err)
+		}
+	}
+	// Splice secondary sources into their primaries.
+	rendered := make([]csl.Fragment, len(out.Citations))
+	copy(rendered, out.Citations)
+	pre, suf := st.CitationAffixes()
+	for i, refs := range secs {
+		for _, r := range refs {
+			inner := string(out.Citations[r.cluster])
+			if pre != "" || suf != "" {
+				if strings.HasPrefix(inner, pre) && strings.HasSuffix(inner, suf) && len(inner) >= len(pre)+len(suf) {
+					inner = inner[len(pre) : len(inner)-len(suf)]
+				}
+			}
+			rendered[i] = csl.Fragment(strings.Replace(string(rendered[i]), r.marker, inner, 1))
+		}
+	}
+	bib := &Bibliography{Style: st, Format: opts.Format, ids: res.Cited}
+	byID := map[string]corpus.Paper{}
+	for _, p := range order {
+		byID[p.ID] = p
+	}
+	for _, e := range out.Entries {
+		bib.Papers = append(bib.Papers, byID[e.ID])
+		bib.Fragments = append(bib.Fragments, e.Text)
+		bib.Entries = append(bib.Entries, opts.Format.render(e.Text))
+	}
+	res.Bibliography = bib
+	anchored := opts.Format != Text
+	var edits []edit
+	for ci, c := range d.Citations {
+		if clusterOf[ci] < 0 {
 			text := c.Raw
 			if c.Kind != KindPlaceholder {
 				text = "[[cite:" + serializeItems(c.Items) + "]]"
@@ -239,25 +350,8 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 			edits = append(edits, edit{c.Start, c.End, text})
 			continue
 		}
-		var cs []cite
-		dup := map[string]bool{}
-		for _, it := range c.Items {
-			p := papers[it.ID]
-			key := p.ID
-			var sec *corpus.Paper
-			if it.Secondary != "" {
-				s := papers[it.Secondary]
-				sec = &s
-				key += "|" + s.ID
-			}
-			if dup[key] {
-				continue
-			}
-			dup[key] = true
-			cs = append(cs, cite{p: typoPaper(p), sec: typoSec(sec)})
-		}
-		text := bib.inText(cs)
-		if md {
+		text := opts.Format.render(rendered[clusterOf[ci]])
+		if anchored {
 			text = anchorOpen + serializeItems(c.Items) + "-->" + text + anchorClose
 		}
 		edits = append(edits, edit{c.Start, c.End, text})
@@ -265,7 +359,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	for _, r := range d.drop {
 		edits = append(edits, edit{r[0], r[1], ""})
 	}
-	block := bib.block(md)
+	block := bib.block(opts.Format)
 	if d.bibStart >= 0 {
 		edits = append(edits, edit{d.bibStart, d.bibEnd, block})
 	}
@@ -285,35 +379,31 @@ func checkCtx(ctx context.Context, i int) error {
 	return nil
 }
 
-func typoSec(p *corpus.Paper) *corpus.Paper {
-	if p == nil {
-		return nil
-	}
-	q := typoPaper(*p)
-	return &q
-}
-
-// block renders the bibliography section; in Markdown with its markers and
-// the number→ID map.
-func (b *Bibliography) block(md bool) string {
+// block renders the bibliography section; in Markdown and HTML with its
+// markers and the number→ID map.
+func (b *Bibliography) block(f Format) string {
 	var s strings.Builder
-	if md {
-		s.WriteString(bibStart + "\n## " + b.Heading() + "\n\n")
-	} else {
+	switch f {
+	case Text:
 		s.WriteString(b.Heading() + "\n\n")
-	}
-	for _, e := range b.Entries {
-		s.WriteString(e + "\n\n")
-	}
-	if !md {
+		for _, e := range b.Entries {
+			s.WriteString(e + "\n\n")
+		}
 		return strings.TrimRight(s.String(), "\n")
+	case HTML:
+		s.WriteString(bibStart + "\n<h2>" + html.EscapeString(b.Heading()) + "</h2>\n<div class=\"csl-bib-body\">\n")
+		for _, e := range b.Entries {
+			s.WriteString(`<div class="csl-entry">` + e + "</div>\n")
+		}
+		s.WriteString("</div>\n")
+	default:
+		s.WriteString(bibStart + "\n## " + b.Heading() + "\n\n")
+		for _, e := range b.Entries {
+			s.WriteString(e + "\n\n")
+		}
 	}
 	s.WriteString(mapOpen + "\n")
-	ids := make([]string, len(b.Papers))
-	for _, p := range b.Papers {
-		ids[b.num[p.ID]-1] = p.ID
-	}
-	for i, id := range ids {
+	for i, id := range b.ids {
 		fmt.Fprintf(&s, "[%d]: cite:%s\n", i+1, id)
 	}
 	s.WriteString("-->\n" + bibEnd)

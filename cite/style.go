@@ -1,897 +1,223 @@
 package cite
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/corpus"
 )
 
-// Style is a citation style.
+// Style names a CSL style: a name that a csl.Resolver finds (apa, nature,
+// acm-sig-proceedings, …) or a path to a .csl file.
 type Style string
 
-// The styles, named as on the command line. Each follows the CSL style of
-// the same name in the citation-style-language-styles collection (see
-// docs/cite.md for the file names and the measured agreement).
+// The short names citefind has always accepted; each is rendered by the
+// CSL style of the same name (mla, chicago and harvard stand for
+// modern-language-association, chicago-author-date and
+// harvard-cite-them-right). They are built into the binary.
 const (
-	APA       Style = "apa"       // APA 7th edition (apa.csl)
-	IEEE      Style = "ieee"      // IEEE (ieee.csl)
-	MLA       Style = "mla"       // MLA 9th edition (modern-language-association.csl)
-	Chicago   Style = "chicago"   // Chicago author-date 17th edition (chicago-author-date.csl)
-	Harvard   Style = "harvard"   // Harvard, Cite Them Right (harvard-cite-them-right.csl)
-	Vancouver Style = "vancouver" // Vancouver (vancouver.csl)
+	APA       Style = "apa"
+	IEEE      Style = "ieee"
+	MLA       Style = "mla"
+	Chicago   Style = "chicago"
+	Harvard   Style = "harvard"
+	Vancouver Style = "vancouver"
 )
 
-// Styles lists the styles in a stable order.
+// Styles lists the built-in styles in a stable order.
 var Styles = []Style{APA, IEEE, MLA, Chicago, Harvard, Vancouver}
 
-// CSLFile is the file name of the CSL style each Style follows.
-func (s Style) CSLFile() string {
-	switch s {
-	case MLA:
-		return "modern-language-association.csl"
-	case Chicago:
-		return "chicago-author-date.csl"
-	case Harvard:
-		return "harvard-cite-them-right.csl"
+// ResolveStyle resolves a style name or .csl path with eng. Its errors
+// wrap ErrUnknownStyle and the csl error (csl.ErrUnknownStyle with near
+// matches, csl.ErrBadStyle naming the file, csl.ErrMissingLocale).
+func ResolveStyle(eng *csl.Engine, name Style) (*csl.Style, error) {
+	if name == "" {
+		name = APA
 	}
-	return string(s) + ".csl"
+	st, err := eng.Style(string(name))
+	if err != nil {
+		return nil, styleError{err}
+	}
+	return st, nil
 }
 
-// ParseStyle returns the style with this name, or an error wrapping
-// ErrUnknownStyle.
-func ParseStyle(name string) (Style, error) {
-	for _, s := range Styles {
-		if strings.EqualFold(name, string(s)) {
-			return s, nil
-		}
-	}
-	return "", fmt.Errorf("%w %q (want one of apa, ieee, mla, chicago, harvard, vancouver)", ErrUnknownStyle, name)
-}
+// styleError reads as the csl error and is also ErrUnknownStyle.
+type styleError struct{ err error }
 
-// Numeric reports whether the style numbers its citations.
-func (s Style) Numeric() bool { return s == IEEE || s == Vancouver }
+func (e styleError) Error() string   { return e.err.Error() }
+func (e styleError) Unwrap() []error { return []error{ErrUnknownStyle, e.err} }
+
+// IsStyleError reports whether err is about the style rather than the
+// draft: an unknown name, a malformed .csl, a missing locale.
+func IsStyleError(err error) bool {
+	return errors.Is(err, ErrUnknownStyle) || errors.Is(err, csl.ErrUnknownStyle) ||
+		errors.Is(err, csl.ErrBadStyle) || errors.Is(err, csl.ErrMissingLocale)
+}
 
 // Format is an output format.
 type Format int
 
 // Output formats.
 const (
-	Markdown Format = iota // *italics*, <URL>, invisible anchors that make resolution repeatable
+	Markdown Format = iota // *italics*, <URL>, escaped metadata, invisible anchors that make resolution repeatable
 	Text                   // plain text, no markup: a final rendering
+	HTML                   // sanitised HTML fragments, with the same invisible anchors as Markdown
 )
 
-// ParseFormat maps "md"/"markdown" and "text"/"txt"/"plain".
+// ParseFormat maps "md"/"markdown", "text"/"txt"/"plain" and "html".
 func ParseFormat(name string) (Format, error) {
 	switch strings.ToLower(name) {
 	case "md", "markdown":
 		return Markdown, nil
 	case "text", "txt", "plain":
 		return Text, nil
+	case "html", "htm":
+		return HTML, nil
 	}
-	return 0, fmt.Errorf("unknown format %q (want md or text)", name)
+	return 0, fmt.Errorf("unknown format %q (want md, text or html)", name)
 }
 
-// out writes markup for a format.
-type out struct{ md bool }
-
-func (o out) it(s string) string {
-	if o.md && s != "" {
-		return "*" + s + "*"
+// String is the format's name as ParseFormat takes it.
+func (f Format) String() string {
+	switch f {
+	case Text:
+		return "text"
+	case HTML:
+		return "html"
 	}
-	return s
+	return "md"
 }
 
-func (o out) url(u string) string {
-	if o.md {
-		return "<" + u + ">"
+// render turns a fragment into the format.
+func (f Format) render(fr csl.Fragment) string {
+	switch f {
+	case Text:
+		return fr.Text()
+	case HTML:
+		return fr.HTML()
 	}
-	return u
+	return fr.Markdown()
 }
 
-func (o out) link(text, u string) string {
-	if o.md {
-		return "[" + text + "](" + u + ")"
-	}
-	return text
+// ItemSource gives the CSL-JSON item of each paper by paper ID, with
+// "id" set to the paper ID. The store's lossless items will be one;
+// PaperItems derives them from corpus.Paper.
+type ItemSource interface {
+	CSLItems(ctx context.Context, papers []corpus.Paper) (map[string]json.RawMessage, error)
 }
 
-// endsSentence reports whether s ends in . ? or ! (markup and closing
-// quotes aside).
-func endsSentence(s string) bool {
-	s = strings.TrimRight(s, "*”’\"')]")
-	return strings.HasSuffix(s, ".") || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "!")
+// ItemLookup gives papers' full CSL-JSON items by ID, with "id" set to the
+// paper ID: the store's lossless items (corpus.Store.Items).
+type ItemLookup interface {
+	Items(ctx context.Context, ids []string) (map[string]json.RawMessage, error)
 }
 
-// period appends "." unless s already ends a sentence.
-func period(s string) string {
-	if s == "" || endsSentence(s) {
-		return s
-	}
-	return s + "."
-}
+// StoreItems is the ItemSource over a store's lossless items: every CSL
+// variable the user's records held (editors, places, genres, dates with
+// ranges, …), the abstract left out (no style prints it). A paper the
+// lookup has no item for falls back to PaperItem. Resolve uses it when its
+// Lookup is also an ItemLookup (corpus.Store is both).
+type StoreItems struct{ Lookup ItemLookup }
 
-// entry is one bibliography entry being formatted.
-type entry struct {
-	p        corpus.Paper
-	yearSuff string // disambiguation letter: "a", "b", or ""
-	num      int    // citation number (numeric styles)
-	namesN   int    // MLA: names to show before "et al." (0: the style's default)
-	same     bool   // same authors as the entry before: MLA and Chicago print a dash
-}
-
-func (e entry) doiURL() string {
-	if e.p.DOI != "" {
-		return "https://doi.org/" + e.p.DOI
+// CSLItems implements ItemSource.
+func (s StoreItems) CSLItems(ctx context.Context, papers []corpus.Paper) (map[string]json.RawMessage, error) {
+	ids := make([]string, len(papers))
+	for i, p := range papers {
+		ids[i] = p.ID
 	}
-	return ""
-}
-
-func isPreprint(p corpus.Paper) bool {
-	return p.Type == "article" || p.Type == "post" || (p.ArXiv != "" && p.Type == "")
-}
-
-// kind groups CSL types into the shapes the styles format.
-func kind(p corpus.Paper) string {
-	switch p.Type {
-	case "article-journal", "article-magazine", "article-newspaper", "review":
-		return "journal"
-	case "paper-conference":
-		return "conference"
-	case "book", "report", "thesis", "chapter", "webpage", "dataset", "software":
-		if p.Type == "dataset" || p.Type == "software" {
-			return "report"
-		}
-		return p.Type
-	case "post-weblog", "post":
-		return "webpage"
+	items, err := s.Lookup.Items(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
-	if isPreprint(p) {
-		return "preprint"
-	}
-	if p.Venue != "" {
-		return "journal"
-	}
-	return "book"
-}
-
-// Bibliography formats the entries of papers in the style's order, with
-// their labels; cited gives the citation number of each paper ID for
-// numeric styles.
-func formatEntry(st Style, f Format, e entry) string {
-	o := out{md: f == Markdown}
-	var s string
-	switch st {
-	case APA:
-		s = apaEntry(o, e)
-	case IEEE:
-		s = ieeeEntry(o, e)
-	case MLA:
-		s = mlaEntry(o, e)
-	case Chicago:
-		s = chicagoEntry(o, e)
-	case Harvard:
-		s = harvardEntry(o, e)
-	case Vancouver:
-		s = vancouverEntry(o, e)
-	}
-	return strings.TrimSpace(s)
-}
-
-// ---- APA 7 ----
-
-func apaNames(as []corpus.Author) string {
-	fmtOne := func(a corpus.Author) string {
-		if a.Literal != "" || a.Given == "" {
-			return familyOf(a)
-		}
-		return a.Family + ", " + initials(a.Given, ".", " ")
-	}
-	var ns []string
-	for _, a := range as {
-		ns = append(ns, fmtOne(a))
-	}
-	switch {
-	case len(ns) == 1:
-		return ns[0]
-	case len(ns) == 2:
-		return ns[0] + ", & " + ns[1]
-	case len(ns) <= 20:
-		return strings.Join(ns[:len(ns)-1], ", ") + ", & " + ns[len(ns)-1]
-	}
-	return strings.Join(ns[:19], ", ") + ", … " + ns[len(ns)-1]
-}
-
-func yearLabel(e entry, nd string) string {
-	if e.p.Year == 0 {
-		if e.yearSuff != "" {
-			return nd + "-" + e.yearSuff
-		}
-		return nd
-	}
-	return fmt.Sprint(e.p.Year) + e.yearSuff
-}
-
-func apaEntry(o out, e entry) string {
-	p := e.p
-	k := kind(p)
-	italicTitle := k == "book" || k == "thesis" || k == "report" || k == "webpage"
-	title := p.Title
-	if italicTitle {
-		title = o.it(title)
-	}
-	date := "(" + yearLabel(e, "n.d.") + ")."
-	var b []string
-	if len(p.Authors) > 0 {
-		b = append(b, period(apaNames(p.Authors)), date, period(title))
-	} else {
-		b = append(b, period(title), date)
-	}
-	switch k {
-	case "journal", "conference":
-		src := o.it(p.Venue)
-		if p.Volume != "" {
-			src += ", " + o.it(p.Volume)
-			if p.Issue != "" {
-				src += "(" + p.Issue + ")"
+	out := make(map[string]json.RawMessage, len(papers))
+	for _, p := range papers {
+		raw, ok := items[p.ID]
+		if !ok {
+			if raw, err = PaperItem(p); err != nil {
+				return nil, fmt.Errorf("paper %s: %w", p.ID, err)
 			}
-		}
-		if p.Pages != "" {
-			src += ", " + pageRange(p.Pages, "full")
-		}
-		if src != "" {
-			b = append(b, period(src))
-		}
-	case "preprint":
-		if p.Venue != "" {
-			b = append(b, "In "+o.it(p.Venue)+".")
-		}
-	case "chapter":
-		src := "In " + o.it(p.Venue)
-		if p.Pages != "" {
-			src += " (pp. " + pageRange(p.Pages, "full") + ")"
-		}
-		b = append(b, period(src))
-		if p.Publisher != "" {
-			b = append(b, period(p.Publisher))
-		}
-	case "webpage":
-		if p.Venue != "" {
-			b = append(b, period(p.Venue))
-		}
-	default:
-		if p.Publisher != "" {
-			b = append(b, period(p.Publisher))
-		}
-	}
-	if u := e.doiURL(); u != "" {
-		b = append(b, o.url(u))
-	} else if p.URL != "" {
-		b = append(b, o.url(p.URL))
-	}
-	return strings.Join(b, " ")
-}
-
-// ---- IEEE ----
-
-func ieeeNames(o out, as []corpus.Author) string {
-	one := func(a corpus.Author) string {
-		if a.Literal != "" || a.Given == "" {
-			return familyOf(a)
-		}
-		return initials(a.Given, ".", " ") + " " + a.Family
-	}
-	if len(as) > 6 {
-		return one(as[0]) + " " + o.it("et al.")
-	}
-	var ns []string
-	for _, a := range as {
-		ns = append(ns, one(a))
-	}
-	switch len(ns) {
-	case 1:
-		return ns[0]
-	case 2:
-		return ns[0] + " and " + ns[1]
-	}
-	return strings.Join(ns[:len(ns)-1], ", ") + ", and " + ns[len(ns)-1]
-}
-
-// quoted puts a title in quotes followed by sep (", "), moving a comma
-// inside the quotes and dropping it after ? or !.
-func quoted(title, punct string) string {
-	if punct == "" {
-		return "“" + title + "”"
-	}
-	if strings.HasSuffix(title, "?") || strings.HasSuffix(title, "!") {
-		return "“" + title + "”"
-	}
-	return "“" + title + punct + "”"
-}
-
-func ieeeEntry(o out, e entry) string {
-	p := e.p
-	k := kind(p)
-	var parts []string // joined with ", "
-	head := ""
-	if len(p.Authors) > 0 {
-		head = ieeeNames(o, p.Authors) + ", "
-	}
-	year := ""
-	if p.Year != 0 {
-		year = fmt.Sprint(p.Year)
-	}
-	doi := ""
-	if p.DOI != "" {
-		doi = "doi: " + o.link(p.DOI, e.doiURL()) + "."
-	}
-	switch k {
-	case "journal":
-		s := head + quoted(p.Title, ",") + " " + o.it(p.Venue)
-		parts = append(parts, s)
-		if p.Volume != "" {
-			parts = append(parts, "vol. "+p.Volume)
-		}
-		if p.Issue != "" {
-			parts = append(parts, "no. "+p.Issue)
-		}
-		if p.Pages != "" {
-			parts = append(parts, "pp. "+pageRange(p.Pages, "full"))
-		}
-		if year != "" {
-			parts = append(parts, year)
-		}
-		s = strings.Join(parts, ", ")
-		if doi != "" {
-			return s + ", " + doi
-		}
-		return s + "."
-	case "conference":
-		s := head + quoted(p.Title, ",") + " in " + o.it(p.Venue)
-		parts = append(parts, s)
-		if year != "" {
-			parts = append(parts, year)
-		}
-		if p.Pages != "" {
-			parts = append(parts, "pp. "+pageRange(p.Pages, "full"))
-		}
-		s = period(strings.Join(parts, ", "))
-		if doi != "" {
-			s += " " + doi
-		}
-		return s
-	case "preprint":
-		s := head + quoted(p.Title, ",")
-		if p.Venue != "" {
-			s += " " + o.it(p.Venue) + "."
-		}
-		if year != "" {
-			s += " " + year + "."
-		}
-		if p.URL != "" {
-			s += " Available: " + o.url(p.URL)
-		} else if doi != "" {
-			s += " " + doi
-		}
-		return s
-	case "book":
-		s := head + o.it(p.Title) + "."
-		var pub []string
-		if p.Publisher != "" {
-			pub = append(pub, p.Publisher)
-		}
-		if year != "" {
-			pub = append(pub, year)
-		}
-		if len(pub) > 0 {
-			s += " " + strings.Join(pub, ", ") + "."
-		}
-		if doi != "" {
-			s += " " + doi
-		}
-		return s
-	case "chapter":
-		s := head + quoted(p.Title, ",") + " in " + o.it(p.Venue)
-		parts = append(parts, s)
-		if p.Publisher != "" {
-			parts = append(parts, p.Publisher)
-		}
-		if year != "" {
-			parts = append(parts, year)
-		}
-		if p.Pages != "" {
-			parts = append(parts, "pp. "+pageRange(p.Pages, "full"))
-		}
-		s = period(strings.Join(parts, ", "))
-		if doi != "" {
-			s += " " + doi
-		}
-		return s
-	case "webpage":
-		s := head + quoted(p.Title, ",")
-		var rest []string
-		if p.Venue != "" {
-			rest = append(rest, o.it(p.Venue))
-		}
-		if year != "" {
-			rest = append(rest, year)
-		}
-		if len(rest) > 0 {
-			s += " " + strings.Join(rest, ", ") + "."
-		} else {
-			s = strings.TrimSuffix(s, ",”") + "”."
-		}
-		if p.URL != "" {
-			s += " " + o.url(p.URL)
-		}
-		return s
-	default: // thesis, report
-		s := head + quoted(p.Title, ",")
-		var rest []string
-		if p.Publisher != "" {
-			rest = append(rest, p.Publisher)
-		}
-		if year != "" {
-			rest = append(rest, year)
-		}
-		s += " " + strings.Join(rest, ", ") + "."
-		if doi != "" {
-			s += " " + doi
-		}
-		return s
-	}
-}
-
-// ---- Vancouver ----
-
-func vancouverNames(as []corpus.Author) string {
-	var ns []string
-	for i, a := range as {
-		if i == 6 {
-			ns = append(ns, "et al")
-			break
-		}
-		if a.Literal != "" || a.Given == "" {
-			ns = append(ns, familyOf(a))
+			out[p.ID] = raw
 			continue
 		}
-		ns = append(ns, a.Family+" "+initials(a.Given, "", ""))
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("the item of paper %s: %w", p.ID, err)
+		}
+		delete(m, "abstract")
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("the item of paper %s: %w", p.ID, err)
+		}
+		out[p.ID] = b
 	}
-	return strings.Join(ns, ", ")
+	return out, nil
 }
 
-func vancouverEntry(o out, e entry) string {
-	p := e.p
-	k := kind(p)
-	var b []string
-	if len(p.Authors) > 0 {
-		b = append(b, period(vancouverNames(p.Authors)))
+// PaperItems is the ItemSource that renders each paper's own JSON
+// (corpus.Paper.MarshalJSON), the abstract left out, with a CSL type
+// guessed when the paper has none.
+type PaperItems struct{}
+
+// CSLItems implements ItemSource.
+func (PaperItems) CSLItems(_ context.Context, papers []corpus.Paper) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(papers))
+	for _, p := range papers {
+		b, err := PaperItem(p)
+		if err != nil {
+			return nil, fmt.Errorf("paper %s: %w", p.ID, err)
+		}
+		out[p.ID] = b
 	}
-	title := p.Title
-	if u := e.doiURL(); u != "" {
-		title = o.link(title, u)
-	}
-	year := ""
-	if p.Year != 0 {
-		year = fmt.Sprint(p.Year)
-	}
-	pages := pageRange(p.Pages, "minimal")
-	switch k {
-	case "journal":
-		b = append(b, period(title), period(p.Venue))
-		src := year
-		vi := p.Volume
-		if p.Issue != "" {
-			vi += "(" + p.Issue + ")"
-		}
-		if vi != "" {
-			if src != "" {
-				src += ";"
-			}
-			src += vi
-		}
-		if p.Pages != "" {
-			src += ":" + pages
-		}
-		if src != "" {
-			b = append(b, src+".")
-		}
-	case "conference", "chapter":
-		b = append(b, period(title), period("In: "+p.Venue))
+	return out, nil
+}
+
+// PaperItem is a paper's CSL-JSON item for rendering.
+func PaperItem(p corpus.Paper) (json.RawMessage, error) {
+	p.Abstract = ""
+	p.Keywords = nil
+	if p.Type == "" {
 		switch {
-		case p.Publisher != "" && year != "":
-			b = append(b, p.Publisher+"; "+year+".")
-		case p.Publisher != "":
-			b = append(b, p.Publisher+".")
-		case year != "":
-			b = append(b, year+".")
-		}
-		if p.Pages != "" {
-			b = append(b, "p. "+pages+".")
-		}
-	case "preprint", "webpage":
-		b = append(b, title+" [Internet].")
-		if p.Venue != "" {
-			b = append(b, period(p.Venue))
-		}
-		if year != "" {
-			b = append(b, year+".")
-		}
-		if p.URL != "" {
-			b = append(b, "Available from: "+o.url(p.URL))
-		}
-		return strings.Join(b, " ")
-	default:
-		b = append(b, period(title))
-		switch {
-		case p.Publisher != "" && year != "":
-			b = append(b, p.Publisher+"; "+year+".")
-		case p.Publisher != "":
-			b = append(b, p.Publisher+".")
-		case year != "":
-			b = append(b, year+".")
+		case p.ArXiv != "":
+			p.Type = "article"
+		case p.Venue != "":
+			p.Type = "article-journal"
+		default:
+			p.Type = "book"
 		}
 	}
-	return strings.Join(b, " ")
+	return json.Marshal(p)
 }
 
-// ---- Harvard (Cite Them Right) ----
-
-func harvardNames(o out, as []corpus.Author) string {
-	one := func(a corpus.Author) string {
-		if a.Literal != "" || a.Given == "" {
-			return familyOf(a)
-		}
-		return a.Family + ", " + initials(a.Given, ".", "")
-	}
-	if len(as) >= 4 {
-		return one(as[0]) + " " + o.it("et al.")
-	}
-	var ns []string
-	for _, a := range as {
-		ns = append(ns, one(a))
-	}
-	if len(ns) == 1 {
-		return ns[0]
-	}
-	return strings.Join(ns[:len(ns)-1], ", ") + " and " + ns[len(ns)-1]
+// Bibliography is the formatted reference list of a set of cited papers.
+type Bibliography struct {
+	Style   *csl.Style
+	Format  Format
+	Papers  []corpus.Paper // in the style's bibliography order
+	Entries []string       // formatted in Format, same order, with their labels ("[1] ", "1. ")
+	// Fragments are the entries as the engine rendered them, for other
+	// formats (Render).
+	Fragments []csl.Fragment
+	// ids are the cited paper IDs in order of first citation: the number
+	// map of Markdown output.
+	ids []string
 }
 
-func harvardEntry(o out, e entry) string {
-	p := e.p
-	k := kind(p)
-	year := "(" + yearLabel(e, "no date") + ")"
-	var s string
-	italic := k == "book" || k == "thesis" || k == "report" || k == "webpage"
-	title := "‘" + p.Title + "’"
-	if italic {
-		title = o.it(p.Title)
+// Heading is the style's title for the reference list.
+func (b *Bibliography) Heading() string { return b.Style.Heading() }
+
+// Render returns the entries in another format.
+func (b *Bibliography) Render(f Format) []string {
+	out := make([]string, len(b.Fragments))
+	for i, fr := range b.Fragments {
+		out[i] = f.render(fr)
 	}
-	if len(p.Authors) > 0 {
-		s = harvardNames(o, p.Authors) + " " + year + " " + title
-	} else {
-		s = title + " " + year
-	}
-	var tail string
-	switch k {
-	case "journal":
-		var parts []string
-		parts = append(parts, o.it(p.Venue))
-		if p.Volume != "" {
-			vi := p.Volume
-			if p.Issue != "" {
-				vi += "(" + p.Issue + ")"
-			}
-			parts = append(parts, vi)
-		}
-		if p.Pages != "" {
-			parts = append(parts, "pp. "+pageRange(p.Pages, "full"))
-		}
-		if len(p.Authors) > 0 {
-			s += ", " + strings.Join(parts, ", ") + "."
-		} else {
-			s += " " + strings.Join(parts, ", ") + "."
-		}
-	case "conference":
-		s += ", in " + o.it(p.Venue)
-		if p.Publisher != "" {
-			s += ". " + p.Publisher
-		}
-		if p.Pages != "" {
-			s += ", pp. " + pageRange(p.Pages, "full")
-		}
-		s += "."
-	case "preprint":
-		if p.Venue != "" {
-			s += ", " + o.it(p.Venue) + " [Preprint]."
-		} else {
-			s += " [Preprint]."
-		}
-	case "chapter":
-		s += ", in " + o.it(p.Venue) + "."
-		if p.Publisher != "" {
-			s += " " + p.Publisher
-		}
-		if p.Pages != "" {
-			s += ", pp. " + pageRange(p.Pages, "full")
-		}
-		s = period(s)
-	case "webpage":
-		if p.Venue != "" {
-			s += ", " + o.it(p.Venue)
-		}
-		s += "."
-	default:
-		s += "."
-		if p.Publisher != "" {
-			s += " " + p.Publisher + "."
-		}
-	}
-	if u := e.doiURL(); u != "" {
-		tail = " Available at: " + o.url(u) + "."
-	} else if p.URL != "" {
-		tail = " Available at: " + o.url(p.URL) + "."
-	}
-	return s + tail
+	return out
 }
 
-// ---- MLA 9 ----
-
-func mlaNames(as []corpus.Author, show int) string {
-	one := func(a corpus.Author, first bool) string {
-		if a.Literal != "" || a.Given == "" {
-			return familyOf(a)
-		}
-		if first {
-			return a.Family + ", " + a.Given
-		}
-		return a.Given + " " + a.Family
-	}
-	switch {
-	case len(as) == 1:
-		return one(as[0], true)
-	case len(as) == 2:
-		return one(as[0], true) + ", and " + one(as[1], false)
-	}
-	if show <= 1 {
-		return one(as[0], true) + ", et al"
-	}
-	var ns []string
-	for i, a := range as {
-		if i == show {
-			return strings.Join(ns, ", ") + ", et al"
-		}
-		ns = append(ns, one(a, i == 0))
-	}
-	return strings.Join(ns[:len(ns)-1], ", ") + ", and " + ns[len(ns)-1]
-}
-
-func mlaEntry(o out, e entry) string {
-	p := e.p
-	k := kind(p)
-	title := titleCase(p.Title)
-	italic := k == "book" || k == "thesis" || k == "report" || (k == "webpage" && p.Venue == "")
-	var b []string
-	if len(p.Authors) > 0 {
-		if e.same {
-			b = append(b, "---.")
-		} else {
-			b = append(b, period(mlaNames(p.Authors, e.namesN)))
-		}
-	}
-	if italic {
-		b = append(b, period(o.it(title)))
-	} else {
-		b = append(b, quoted(title, "."))
-	}
-	var src []string
-	year := ""
-	if p.Year != 0 {
-		year = fmt.Sprint(p.Year)
-	}
-	switch k {
-	case "journal":
-		src = append(src, o.it(p.Venue))
-		if p.Volume != "" {
-			src = append(src, "vol. "+p.Volume)
-		}
-		if p.Issue != "" {
-			src = append(src, "no. "+p.Issue)
-		}
-		if year != "" {
-			src = append(src, year)
-		}
-		if p.Pages != "" {
-			src = append(src, "pp. "+pageRange(p.Pages, "minimal-two"))
-		}
-	case "conference", "chapter":
-		src = append(src, o.it(p.Venue))
-		if p.Publisher != "" {
-			src = append(src, p.Publisher)
-		}
-		if year != "" {
-			src = append(src, year)
-		}
-		if p.Pages != "" {
-			src = append(src, "pp. "+pageRange(p.Pages, "minimal-two"))
-		}
-	case "preprint", "webpage":
-		if p.Venue != "" {
-			src = append(src, o.it(p.Venue))
-		}
-		if year != "" {
-			src = append(src, year)
-		}
-	default:
-		if p.Publisher != "" {
-			src = append(src, p.Publisher)
-		}
-		if year != "" {
-			src = append(src, year)
-		}
-	}
-	if u := e.doiURL(); u != "" {
-		src = append(src, o.url(u))
-	} else if p.URL != "" {
-		src = append(src, o.url(p.URL))
-	}
-	if len(src) > 0 {
-		b = append(b, strings.Join(src, ", ")+".")
-	}
-	return strings.Join(b, " ")
-}
-
-// ---- Chicago author-date ----
-
-func chicagoNames(as []corpus.Author) string {
-	one := func(a corpus.Author, first bool) string {
-		if a.Literal != "" || a.Given == "" {
-			return familyOf(a)
-		}
-		if first {
-			part, rest := splitParticle(a.Family)
-			if part != "" {
-				return rest + ", " + a.Given + " " + part
-			}
-			return a.Family + ", " + a.Given
-		}
-		return a.Given + " " + a.Family
-	}
-	var ns []string
-	for i, a := range as {
-		if len(as) > 10 && i == 7 {
-			return strings.Join(ns, ", ") + ", et al"
-		}
-		ns = append(ns, one(a, i == 0))
-	}
-	switch len(ns) {
-	case 1:
-		return ns[0]
-	case 2:
-		return ns[0] + ", and " + ns[1]
-	}
-	return strings.Join(ns[:len(ns)-1], ", ") + ", and " + ns[len(ns)-1]
-}
-
-func chicagoEntry(o out, e entry) string {
-	p := e.p
-	k := kind(p)
-	title := titleCase(p.Title)
-	year := yearLabel(e, "n.d.")
-	italic := k == "book"
-	t := quoted(title, ".")
-	if italic {
-		t = period(o.it(title))
-	}
-	var b []string
-	if len(p.Authors) > 0 {
-		names := period(chicagoNames(p.Authors))
-		if e.same {
-			names = "———."
-		}
-		b = append(b, names, period(year), t)
-	} else {
-		b = append(b, t, period(year))
-	}
-	switch k {
-	case "journal":
-		s := o.it(p.Venue)
-		if p.Volume != "" {
-			s += " " + p.Volume
-		}
-		if p.Issue != "" {
-			s += " (" + p.Issue + ")"
-		}
-		if p.Pages != "" {
-			s += ": " + pageRange(p.Pages, "chicago")
-		}
-		b = append(b, period(s))
-	case "conference", "chapter":
-		s := "In " + o.it(p.Venue)
-		if p.Pages != "" {
-			s += ", " + pageRange(p.Pages, "chicago")
-		}
-		b = append(b, period(s))
-		if p.Publisher != "" {
-			b = append(b, period(p.Publisher))
-		}
-	case "preprint":
-		if p.Venue != "" {
-			b = append(b, period(o.it(p.Venue)))
-		}
-	case "webpage":
-		if p.Venue != "" {
-			b = append(b, period(p.Venue))
-		}
-		if p.Year != 0 {
-			b = append(b, fmt.Sprint(p.Year)+".")
-		}
-	default:
-		if p.Publisher != "" {
-			b = append(b, period(p.Publisher))
-		}
-	}
-	if u := e.doiURL(); u != "" {
-		b = append(b, o.url(u)+".")
-	} else if p.URL != "" {
-		b = append(b, o.url(p.URL)+".")
-	}
-	return strings.Join(b, " ")
-}
-
-// ---- ordering, disambiguation, substitution ----
-
-// authorSortKey is the sort key of a paper's author list (or its title
-// when it has none). Chicago sorts a particle after the name ("Berg, … van
-// der"); the others sort it first.
-func authorSortKey(st Style, p corpus.Paper) string {
-	if len(p.Authors) == 0 {
-		return sortKey(p.Title)
-	}
-	var ks []string
-	as := p.Authors
-	if st == MLA && len(as) >= 3 {
-		as = as[:1]
-	}
-	for _, a := range as {
-		fam := familyOf(a)
-		if st == Chicago && a.Literal == "" {
-			if part, rest := splitParticle(fam); part != "" {
-				fam = rest + " " + part
-			}
-		}
-		ks = append(ks, sortKey(fam)+" "+sortKey(a.Given))
-	}
-	return strings.Join(ks, " ; ")
-}
-
-// sortEntries orders author-date bibliographies: by authors, then year
-// (undated first for APA, last otherwise), then title.
-func sortEntries(st Style, es []entry) {
-	sort.SliceStable(es, func(i, j int) bool {
-		a, b := es[i].p, es[j].p
-		ka, kb := authorSortKey(st, a), authorSortKey(st, b)
-		if ka != kb {
-			return ka < kb
-		}
-		ya, yb := a.Year, b.Year
-		if st != APA {
-			if ya == 0 {
-				ya = 1 << 30
-			}
-			if yb == 0 {
-				yb = 1 << 30
-			}
-		}
-		if st == MLA {
-			if ta, tb := sortKey(a.Title), sortKey(b.Title); ta != tb {
-				return ta < tb
-			}
-		}
-		if ya != yb {
-			return ya < yb
-		}
-		return sortKey(a.Title) < sortKey(b.Title)
-	})
-}
+// StyleName is the name the style was resolved under ("apa", "nature"),
+// its short name when it has one.
+func (b *Bibliography) StyleName() string { return csl.ShortName(b.Style.Name) }

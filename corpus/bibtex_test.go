@@ -382,6 +382,8 @@ func TestReadBibTeXAuthors(t *testing.T) {
 		{"Ludwig van Beethoven", []corpus.Author{{Family: "van Beethoven", Given: "Ludwig"}}},
 		{"Jean de la Fontaine", []corpus.Author{{Family: "de la Fontaine", Given: "Jean"}}},
 		{"van Beethoven, Ludwig", []corpus.Author{{Family: "van Beethoven", Given: "Ludwig"}}},
+		{"Jeanne d'Arc", []corpus.Author{{Family: "d’Arc", Given: "Jeanne"}}},
+		{"d'Aquin, Mathieu", []corpus.Author{{Family: "d’Aquin", Given: "Mathieu"}}},
 		{"King, Jr., Martin Luther", []corpus.Author{{Family: "King, Jr.", Given: "Martin Luther"}}},
 		{"{World Health Organization}", []corpus.Author{{Literal: "World Health Organization"}}},
 		{"{Barnes and Noble} and Smith, J.", []corpus.Author{{Literal: "Barnes and Noble"}, {Family: "Smith", Given: "J."}}},

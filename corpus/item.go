@@ -393,7 +393,16 @@ func itemNames(v []byte) ([]itemName, error) {
 // as BibTeX writes them.
 func (n itemName) author() Author {
 	a := Author{Given: string(n.Given), Literal: string(n.Literal)}
-	fam := strings.TrimSpace(strings.Join(nonEmpty(string(n.DroppingParticle), string(n.NonDroppingParticle), string(n.Family)), " "))
+	var fam string
+	for _, part := range nonEmpty(string(n.DroppingParticle), string(n.NonDroppingParticle), string(n.Family)) {
+		// An elided particle (d’, dell’, l') joins the family name
+		// without a space: d’Arc, dell’Orto.
+		if fam != "" && !strings.HasSuffix(fam, "’") && !strings.HasSuffix(fam, "'") {
+			fam += " "
+		}
+		fam += part
+	}
+	fam = strings.TrimSpace(fam)
 	if n.Suffix != "" && fam != "" {
 		fam += ", " + string(n.Suffix)
 	}

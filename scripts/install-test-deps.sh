@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the tests compare against or drive: pandoc (its citeproc)
-# and Debian's CSL styles, for the citation-style conformance test, and
+# Installs what the tests compare against or drive: pandoc (its citeproc) and
+# Debian's CSL styles and locales, for the citation conformance tests (cite/,
+# cite/csl/; the styles also give `citefind cite --style` its 2,549 styles),
 # Chromium, for the browser test of the web page (server/browser_test.go),
 # and (scripts/install-weaviate.sh) the pinned Weaviate server the
 # retrieve/weaviate tests start.
@@ -9,14 +10,14 @@
 set -euo pipefail
 bash "$(dirname "$0")/install-weaviate.sh"
 pkgs=()
-if ! command -v pandoc >/dev/null 2>&1 || [ ! -f /usr/share/citation-style-language/styles/apa.csl ]; then
-  pkgs+=(pandoc citation-style-language-styles)
-fi
+command -v pandoc >/dev/null 2>&1 || pkgs+=(pandoc)
+[ -f /usr/share/citation-style-language/styles/apa.csl ] || pkgs+=(citation-style-language-styles)
+[ -f /usr/share/citation-style-language/locales/locales-de-DE.xml ] || pkgs+=(citation-style-language-locales)
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
   pkgs+=(chromium fonts-dejavu-core)
 fi
 if [ ${#pkgs[@]} -eq 0 ]; then
-  echo "pandoc, CSL styles and chromium already installed"; exit 0
+  echo "pandoc, CSL styles and locales, chromium already installed"; exit 0
 fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -10,6 +10,7 @@ import (
 
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/cite"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/engine"
 )
@@ -118,9 +119,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 type CiteRequest struct {
 	// Draft holds [[cite:ID]] placeholders (required).
 	Draft string `json:"draft"`
-	// Style is apa (default), ieee, mla, chicago, harvard or vancouver.
+	// Style is a CSL style name: apa (default), ieee, mla, chicago,
+	// harvard, vancouver or any style `citefind styles` lists (nature,
+	// acm-sig-proceedings, …). File paths are not accepted.
 	Style string `json:"style,omitempty"`
-	// Format is md (default: Markdown that can be resolved again) or text.
+	// Format is md (default: Markdown that can be resolved again), html
+	// (sanitised fragments, also re-resolvable) or text.
 	Format string `json:"format,omitempty"`
 	// Lenient keeps placeholders naming unknown IDs (marked ⚠) instead of
 	// refusing the draft.
@@ -161,12 +165,13 @@ type CiteResponse struct {
 }
 
 // Cite validates req and resolves its draft against the papers of lk
-// (the engine's store), as `citefind cite` does, within limits (see
-// CiteLimits; a draft over one is a 413). candidates, when not nil, are
-// the IDs earlier searches returned: cited papers outside them are warned
-// about. Bad requests, including unknown IDs and malformed placeholders,
-// are *FieldError naming "draft", "style" or "format".
-func Cite(ctx context.Context, lk cite.Lookup, req CiteRequest, candidates map[string]bool, limits cite.Limits) (*CiteResponse, error) {
+// (the engine's store) with styles (nil: a new csl.Engine), as `citefind
+// cite` does, within limits (see CiteLimits; a draft over one is a 413).
+// candidates, when not nil, are the IDs earlier searches returned: cited
+// papers outside them are warned about. Bad requests, including unknown
+// IDs, unknown styles and malformed placeholders, are *FieldError naming
+// "draft", "style" or "format".
+func Cite(ctx context.Context, lk cite.Lookup, styles *csl.Engine, req CiteRequest, candidates map[string]bool, limits cite.Limits) (*CiteResponse, error) {
 	if strings.TrimSpace(req.Draft) == "" {
 		return nil, badField("draft", "draft is required: text with [[cite:ID]] placeholders")
 	}
@@ -174,10 +179,16 @@ func Cite(ctx context.Context, lk cite.Lookup, req CiteRequest, candidates map[s
 	if styleName == "" {
 		styleName = string(cite.APA)
 	}
-	st, err := cite.ParseStyle(strings.ToLower(styleName))
-	if err != nil {
+	if strings.ContainsAny(styleName, `/\`) || strings.HasSuffix(strings.ToLower(styleName), ".csl") {
+		return nil, badField("style", "style %q: give a style name (`citefind styles` lists them); file paths are not accepted over the API", styleName)
+	}
+	if styles == nil {
+		styles = csl.New(csl.Options{})
+	}
+	if _, err := cite.ResolveStyle(styles, cite.Style(styleName)); err != nil {
 		return nil, badField("style", "%v", err)
 	}
+	st := cite.Style(styleName)
 	formatName := req.Format
 	if formatName == "" {
 		formatName = "md"
@@ -186,7 +197,7 @@ func Cite(ctx context.Context, lk cite.Lookup, req CiteRequest, candidates map[s
 	if err != nil {
 		return nil, badField("format", "%v", err)
 	}
-	res, err := cite.Resolve(ctx, req.Draft, lk, cite.Options{Style: st, Format: format, Lenient: req.Lenient, Candidates: candidates,
+	res, err := cite.Resolve(ctx, req.Draft, lk, cite.Options{Style: st, Format: format, Engine: styles, Lenient: req.Lenient, Candidates: candidates,
 		Limits: CiteLimits(limits)})
 	if err != nil {
 		var ue *cite.UnknownIDError
@@ -207,6 +218,12 @@ func Cite(ctx context.Context, lk cite.Lookup, req CiteRequest, candidates map[s
 			return nil, fe
 		case errors.As(err, &el):
 			return nil, badField("draft", "%v", err)
+		case cite.IsStyleError(err):
+			return nil, badField("style", "%v", err)
+		case errors.Is(err, csl.ErrBadItem):
+			fe := badField("draft", "%v", err)
+			fe.Status = http.StatusUnprocessableEntity
+			return nil, fe
 		}
 		return nil, fmt.Errorf("resolve citations: %w", err)
 	}
@@ -218,7 +235,7 @@ func Cite(ctx context.Context, lk cite.Lookup, req CiteRequest, candidates map[s
 		out.Warnings = append(out.Warnings, CiteWarning{Line: w.Line, Col: w.Col, ID: w.ID, Kind: w.Kind, Message: w.Msg})
 	}
 	if b := res.Bibliography; b != nil && len(b.Entries) > 0 {
-		nb := &Bibliography{Style: string(b.Style), Heading: b.Heading(), Entries: b.Entries, IDs: make([]string, len(b.Papers))}
+		nb := &Bibliography{Style: b.StyleName(), Heading: b.Heading(), Entries: b.Entries, IDs: make([]string, len(b.Papers))}
 		for i, p := range b.Papers {
 			nb.IDs[i] = p.ID
 		}
@@ -244,7 +261,9 @@ func (s *Server) handleCite(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	res, err := admitted(s, r, func() (*CiteResponse, error) { return Cite(r.Context(), s.eng.Papers(), req, nil, s.opts.CiteLimits) })
+	res, err := admitted(s, r, func() (*CiteResponse, error) {
+		return Cite(r.Context(), s.eng.Papers(), s.opts.Styles, req, nil, s.opts.CiteLimits)
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -165,7 +165,7 @@ func TestBrowser(t *testing.T) {
 	} else if !sample {
 		hybrid = eng.DenseAvailable(t.Context()) == nil // the option is shown, not used
 	}
-	ts := httptest.NewServer(server.New(eng, server.Options{}).Handler())
+	ts := httptest.NewServer(server.New(eng, server.Options{Styles: testStyles()}).Handler())
 	defer ts.Close()
 
 	require.NoError(t, chromedp.Do(ctx,
@@ -220,8 +220,9 @@ func TestBrowser(t *testing.T) {
 	}
 	meta := eval[string](t, ctx, `document.querySelector("#results .hit .meta").textContent`)
 	if sample {
-		assert.Equal(t, "Reciprocal Rank Fusion Outperforms Condorcet and Individual Rank Learning Methods", titles[0])
-		assert.Equal(t, "Gordon V. Cormack, Charles L. A. Clarke, Stefan Büttcher · 2009 · Proceedings of the ACM SIGIR Conference on Research and Development in Information Retrieval", meta)
+		// BibTeX titles are stored in sentence case (CSL data), {C}ondorcet protected.
+		assert.Equal(t, "Reciprocal rank fusion outperforms Condorcet and individual rank learning methods", titles[0])
+		assert.Equal(t, "Gordon V. Cormack, Charles L. A. Clarke, Stefan Büttcher · 2009 · Proceedings of the ACM SIGIR conference on research and development in information retrieval", meta)
 	} else {
 		assert.Regexp(t, `\d{4}|n\.d\.`, meta)
 	}
@@ -268,11 +269,16 @@ func TestBrowser(t *testing.T) {
 	}
 	shoot(t, ctx, "ieee", "#draft-section")
 
-	// "Cite" on the second result adds it to the draft.
+	// "Cite" on the second result adds it to the draft, by the user's key
+	// when it has one (the sample's BibTeX keys).
 	if len(titles) > 1 {
 		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#results .hit:nth-child(2) button.cite-btn"))))
-		id := eval[string](t, ctx, `document.querySelector("#results .hit:nth-child(2)").dataset.id`)
+		id := eval[string](t, ctx, `(d => d.key || d.id)(document.querySelector("#results .hit:nth-child(2)").dataset)`)
 		assert.True(t, eval[bool](t, ctx, `document.querySelector("#draft").value.endsWith("[[cite:`+id+`]]")`))
+		if sample {
+			assert.NotContains(t, id, "/", "a sample paper is cited by its BibTeX key")
+			assert.Contains(t, eval[string](t, ctx, `document.querySelector("#results .hit:nth-child(2) .meta.muted").textContent`), "key ")
+		}
 	}
 
 	// A narrow window: nothing scrolls sideways.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/citefind/citefind/cite"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/engine"
 )
 
@@ -83,6 +84,10 @@ type Options struct {
 	// package server/mcp). Its long-lived GET streams are closed when
 	// Serve shuts down.
 	MCP http.Handler
+	// Styles renders /v1/cite with citeproc-js; nil means a new
+	// csl.Engine (it loads a style's engine when first asked for it, keeps
+	// it warm and caches rendered entries). Share one with the MCP tools.
+	Styles *csl.Engine
 }
 
 // Server serves one engine. Create it with New; it is safe for concurrent
@@ -128,6 +133,9 @@ func New(eng *engine.Engine, opts Options) *Server {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Styles == nil {
+		opts.Styles = csl.New(csl.Options{})
 	}
 	s := &Server{eng: eng, opts: opts, log: log, slots: opts.Limiter, access: newAccess(opts.AllowedHosts, opts.AllowOrigins)}
 	s.stopping, s.stop = context.WithCancel(context.Background())

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/server"
 	"github.com/citefind/citefind/server/internal/sampledb"
@@ -27,8 +29,22 @@ import (
 
 const rrfID = "10.1145/1571941.1572114"
 
+// testStyles is the citeproc-js engine set of the tests' servers, with APA
+// built once (seconds, more under the race detector), so that no test
+// request waits for it beyond its deadline.
+var testStyles = sync.OnceValue(func() *csl.Engine {
+	e := csl.New(csl.Options{})
+	if st, err := e.Style("apa"); err == nil {
+		_ = e.Warm(context.Background(), st)
+	}
+	return e
+})
+
 func newTestServer(t *testing.T, eng *engine.Engine, opts server.Options) *httptest.Server {
 	t.Helper()
+	if opts.Styles == nil {
+		opts.Styles = testStyles()
+	}
 	ts := httptest.NewServer(server.New(eng, opts).Handler())
 	t.Cleanup(ts.Close)
 	return ts
@@ -133,7 +149,9 @@ func TestBadRequests(t *testing.T) {
 		{"search by GET", "GET", "/v1/search", "", 405, "method", "use POST", ""},
 		{"missing draft", "POST", "/v1/cite", `{"style": "apa"}`, 400, "draft", "required", ""},
 		{"unknown style", "POST", "/v1/cite", `{"draft": "x", "style": "turabian"}`, 400, "style", "turabian", ""},
-		{"unknown format", "POST", "/v1/cite", `{"draft": "x", "format": "html"}`, 400, "format", "html", ""},
+		{"style path refused", "POST", "/v1/cite", `{"draft": "x", "style": "/etc/passwd"}`, 400, "style", "file paths are not accepted", ""},
+		{"near style suggested", "POST", "/v1/cite", `{"draft": "x", "style": "vancover"}`, 400, "style", "did you mean vancouver", ""},
+		{"unknown format", "POST", "/v1/cite", `{"draft": "x", "format": "rtf"}`, 400, "format", "html", ""},
 		{"malformed placeholder", "POST", "/v1/cite", `{"draft": "see [[cite:]]"}`, 400, "draft", "empty ID", ""},
 		{"unknown ID", "POST", "/v1/cite", `{"draft": "see [[cite:nope2024]]"}`, 422, "draft", "nope2024", ""},
 		{"unknown paper", "GET", "/v1/papers/10.9999/none", "", 404, "id", "10.9999/none", ""},
@@ -195,8 +213,9 @@ func TestCitePaperAndHealth(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	assert.JSONEq(t, fmt.Sprintf(`{"status": "ok", "index_loaded": true, "papers": 30, "generation": %d, "dense": false}`, eng.Generation()), string(r.body))
 
-	// IDs with a slash (DOIs) and aliases (BibTeX keys) both work.
-	for _, id := range []string{rrfID, "cormack2009rrf"} {
+	// IDs with a slash (DOIs), written as is or with the slash escaped as
+	// the page sends them, and aliases (BibTeX keys) all work.
+	for _, id := range []string{rrfID, url.PathEscape(rrfID), "cormack2009rrf"} {
 		r = do(t, ts, "GET", "/v1/papers/"+id, "")
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
 		var p server.Paper
@@ -206,6 +225,11 @@ func TestCitePaperAndHealth(t *testing.T) {
 		assert.Equal(t, []string{"Gordon V. Cormack", "Charles L. A. Clarke", "Stefan Büttcher"}, p.Authors)
 		assert.NotEmpty(t, p.Abstract)
 	}
+
+	// An escaped ID stays inside /v1/papers/: no walking out with "..".
+	r = do(t, ts, "GET", "/v1/papers/"+url.PathEscape("10.1234/../../healthz"), "")
+	assert.Equal(t, http.StatusNotFound, r.status, string(r.body))
+	assert.Contains(t, string(r.body), `"field":"id"`)
 
 	draft := "Fusion [[cite:" + rrfID + "]] and dense retrieval [[cite:arxiv:2004.04906]]; both [[cite:" + rrfID + ",arxiv:2004.04906]]."
 	tests := []struct {

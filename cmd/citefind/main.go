@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/citefind/citefind/cite/csl"
 	_ "github.com/citefind/citefind/retrieve/weaviate" // the weaviate:// backend
 )
 
@@ -33,6 +34,9 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// styles renders citations for cite; nil means a new engine per run
+	// (tests share one: building a style's engine takes seconds).
+	styles *csl.Engine
 }
 
 // exitError carries an exit status other than 1.
@@ -55,7 +59,7 @@ func commands(e env) []command {
 		&evalCmd{env: e},
 		&trainCmd{env: e},
 		&removeCmd{env: e}, &statusCmd{env: e},
-		&citeCmd{env: e},
+		&citeCmd{env: e}, &stylesCmd{env: e},
 		&statsCmd{env: e},
 		&serveCmd{env: e}, &mcpCmd{env: e},
 	}

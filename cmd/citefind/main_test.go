@@ -7,19 +7,25 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind/cite/csl"
 )
 
 // cli runs citefind in-process and returns stdout, stderr and the error.
 func cli(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err := run(t.Context(), args, env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb})
+	err := run(t.Context(), args, env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, styles: testStyles()})
 	return out.String(), errb.String(), err
 }
+
+// testStyles is the citeproc-js engine set the tests' cite runs share.
+var testStyles = sync.OnceValue(func() *csl.Engine { return csl.New(csl.Options{}) })
 
 func samplePath(t *testing.T) string {
 	p, err := filepath.Abs(filepath.Join("..", "..", "sample", "papers.bib"))

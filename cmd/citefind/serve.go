@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/server"
 	"github.com/citefind/citefind/server/mcp"
@@ -106,11 +107,14 @@ func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer eng.Close()
 	limiter := server.NewLimiter(0)
+	// One citeproc-js engine set for the API and the MCP tools: a style's
+	// engine is built on its first /v1/cite and kept warm.
+	styles := csl.New(csl.Options{})
 	opts := server.Options{Logger: log, RequestTimeout: *timeout, BodyTimeout: *bodyTimeout, MaxBodyBytes: *maxBody,
-		Limiter: limiter, AllowedHosts: allowedHosts, AllowOrigins: allowOrigins}
+		Limiter: limiter, AllowedHosts: allowedHosts, AllowOrigins: allowOrigins, Styles: styles}
 	if !*noMCP {
 		opts.MCP = mcp.New(eng, mcp.Options{Logger: log, Version: Version, ToolTimeout: *timeout,
-			MaxSessions: *mcpSessions, Limiter: limiter, HostChecked: true}).Handler()
+			MaxSessions: *mcpSessions, Limiter: limiter, HostChecked: true, Styles: styles}).Handler()
 	}
 	log.Info("opened database", "db", eng.Dir(), "backend", *backend, "papers", eng.Count(ctx), "generation", eng.Generation())
 	go followDB(ctx, eng, log)

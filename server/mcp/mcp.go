@@ -48,6 +48,7 @@ import (
 
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/cite"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/server"
 )
@@ -95,6 +96,9 @@ type Options struct {
 	// out. Without it, Handler refuses a non-loopback Host on a loopback
 	// connection.
 	HostChecked bool
+	// Styles renders resolve_citations; nil means a new csl.Engine. `serve`
+	// shares the HTTP server's (server.Options.Styles).
+	Styles *csl.Engine
 }
 
 // Tools serves the citefind MCP tools over one engine. It is safe for
@@ -136,6 +140,9 @@ func New(eng *engine.Engine, opts Options) *Tools {
 	}
 	if opts.Limiter == nil {
 		opts.Limiter = server.NewLimiter(0)
+	}
+	if opts.Styles == nil {
+		opts.Styles = csl.New(csl.Options{})
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
@@ -444,8 +451,8 @@ type AddOutput struct {
 // ResolveInput is the input of resolve_citations.
 type ResolveInput struct {
 	Draft  string `json:"draft" jsonschema:"the whole draft with [[cite:ID]] placeholders (several papers: [[cite:A,B]])"`
-	Style  string `json:"style,omitempty" jsonschema:"citation style: apa (default), ieee, mla, chicago, harvard or vancouver"`
-	Format string `json:"format,omitempty" jsonschema:"md (default: Markdown that can be resolved again after editing) or text"`
+	Style  string `json:"style,omitempty" jsonschema:"CSL citation style name: apa (default), ieee, mla, chicago, harvard, vancouver, or any installed CSL style such as nature or acm-sig-proceedings"`
+	Format string `json:"format,omitempty" jsonschema:"md (default: Markdown that can be resolved again after editing), html or text"`
 }
 
 func (t *Tools) register() {
@@ -605,7 +612,7 @@ func (t *Tools) resolve(ctx context.Context, req *sdk.CallToolRequest, in Resolv
 		return nil, out, err
 	}
 	defer release()
-	res, err := server.Cite(ctx, t.eng.Papers(), server.CiteRequest{Draft: in.Draft, Style: in.Style, Format: in.Format},
+	res, err := server.Cite(ctx, t.eng.Papers(), t.opts.Styles, server.CiteRequest{Draft: in.Draft, Style: in.Style, Format: in.Format},
 		t.candidates(req.Session), t.opts.CiteLimits)
 	if err != nil {
 		var fe *server.FieldError

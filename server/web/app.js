@@ -79,6 +79,7 @@ function render(res) {
     }
     const item = el("li", { className: "hit" });
     item.dataset.id = h.id;
+    if (h.key) item.dataset.key = h.key;
     if (h.id === picked) {
       item.classList.add("picked");
       title.append(" ", el("span", { className: "badge pick", textContent: "Picked",
@@ -94,9 +95,9 @@ function render(res) {
     expand.addEventListener("click", () => toggleAbstract(h.id, expand, abs));
     const citeBtn = el("button", { type: "button", className: "cite-btn", textContent: "Cite" });
     citeBtn.setAttribute("aria-label", "Add a citation of “" + (h.title || h.id) + "” to the draft");
-    citeBtn.addEventListener("click", () => addToDraft(h.id));
+    citeBtn.addEventListener("click", () => addToDraft(h.key || h.id));
     item.append(title, el("p", { className: "meta", textContent: meta }), scores,
-      el("p", { className: "meta muted", textContent: "id " + h.id }),
+      el("p", { className: "meta muted", textContent: "id " + h.id + (h.key ? " · key " + h.key : "") }),
       el("div", { className: "actions" }, expand, citeBtn), abs);
     list.append(item);
   });
@@ -129,7 +130,9 @@ async function toggleAbstract(id, button, box) {
     box.textContent = "Loading…";
     box.hidden = false;
     try {
-      const p = await api("GET", "/v1/papers/" + id.split("/").map(encodeURIComponent).join("/"));
+      // The whole ID is one path segment (its "/" escaped too), so that no
+      // ID can walk out of /v1/papers/ ("..").
+      const p = await api("GET", "/v1/papers/" + encodeURIComponent(id));
       box.replaceChildren(el("p", { textContent: p.abstract || "No abstract in the corpus." }));
       if (p.keywords && p.keywords.length) box.append(el("p", { className: "muted", textContent: "Keywords: " + p.keywords.join(", ") }));
       if (p.doi) box.append(el("p", {}, "DOI ", el("a", { href: "https://doi.org/" + p.doi, textContent: p.doi, rel: "noreferrer" })));
@@ -152,6 +155,7 @@ function addToDraft(id) {
 
 function currentStyle() {
   const r = document.querySelector('input[name="style"]:checked');
+  if (r && r.value === "other") return $("#style-other").value.trim() || "apa";
   return r ? r.value : "apa";
 }
 
@@ -207,6 +211,12 @@ document.addEventListener("DOMContentLoaded", () => {
     if (e.key === "/" && !typing) { e.preventDefault(); $("#q").focus(); }
   });
   for (const r of document.querySelectorAll('input[name="style"]')) r.addEventListener("change", renderDraft);
+  // Any CSL style by name (nature, acm-sig-proceedings, …): typing picks "Other".
+  $("#style-other").addEventListener("input", () => {
+    $("#style-other-radio").checked = true;
+    clearTimeout(state.citeTimer);
+    state.citeTimer = setTimeout(renderDraft, 400);
+  });
   $("#draft").addEventListener("input", () => {
     state.draftEdited = true;
     clearTimeout(state.citeTimer);

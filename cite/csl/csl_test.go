@@ -1,0 +1,378 @@
+package csl_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind/cite/csl"
+)
+
+func TestMain(m *testing.M) {
+	if _, err := csl.Notice(); errors.Is(err, csl.ErrNotFetched) {
+		fmt.Fprintln(os.Stderr, "cite/csl: citeproc-js and the default styles are not in cite/csl/dist: run `make citeproc` first (make test does)")
+		os.Exit(1)
+	}
+	shared = csl.New(csl.Options{Resolver: builtin})
+	os.Exit(m.Run())
+}
+
+// builtin resolves only the styles and locales built into the binary.
+var builtin = &csl.Resolver{}
+
+// shared is the engine of the tests that need no engine of their own:
+// a processor is built once per style (APA takes seconds on goja).
+var shared *csl.Engine
+
+func item(id, js string) csl.Item {
+	return csl.Item{ID: id, JSON: json.RawMessage(js)}
+}
+
+func cites(ids ...string) []csl.Citation {
+	var cs []csl.Citation
+	for i, id := range ids {
+		var its []csl.CiteItem
+		for _, one := range strings.Split(id, ",") {
+			its = append(its, csl.CiteItem{ID: one})
+		}
+		cs = append(cs, csl.Citation{ID: fmt.Sprint("c", i), Items: its})
+	}
+	return cs
+}
+
+const parentXML = `<?xml version="1.0" encoding="utf-8"?>
+<style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0">
+  <info><title>Tiny</title><id>http://www.zotero.org/styles/tiny</id>
+    <category citation-format="author-date"/></info>
+  <citation><layout prefix="(" suffix=")" delimiter="; "><names variable="author"><name form="short"/></names></layout></citation>
+  <bibliography><layout><names variable="author"/><text prefix=". " variable="title"/></layout></bibliography>
+</style>`
+
+func TestResolverStyle(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tiny.csl"), []byte(parentXML), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "dependent"), 0o755))
+	dep := `<style xmlns="http://purl.org/net/xbiblio/csl" version="1.0" default-locale="en-GB"><info><title>Child of tiny</title>
+	  <id>http://www.zotero.org/styles/child</id><link rel="independent-parent" href="http://www.zotero.org/styles/tiny"/></info></style>`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dependent", "child.csl"), []byte(dep), 0o644))
+	orphan := strings.Replace(dep, "styles/tiny", "styles/no-such-parent", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "orphan.csl"), []byte(orphan), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken.csl"), []byte("<style>\n<info>\n</style>"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "html.csl"), []byte("<html></html>"), 0o644))
+	r := &csl.Resolver{StyleDirs: []string{dir}}
+
+	tests := []struct {
+		ref, name, file, parent, locale string
+		numeric                         bool
+	}{
+		{"apa", "apa", "embedded:apa.csl", "", "", false},
+		{"mla", "modern-language-association", "embedded:modern-language-association.csl", "", "", false},
+		{"Chicago", "chicago-author-date", "embedded:chicago-author-date.csl", "", "", false},
+		{"harvard", "harvard-cite-them-right", "embedded:harvard-cite-them-right.csl", "", "en-GB", false},
+		{"ieee", "ieee", "embedded:ieee.csl", "", "", true},
+		{"vancouver", "vancouver", "embedded:vancouver.csl", "", "", true},
+		{"tiny", "tiny", filepath.Join(dir, "tiny.csl"), "", "", false},
+		{"child", "child", filepath.Join(dir, "dependent", "child.csl"), filepath.Join(dir, "tiny.csl"), "en-GB", false},
+		{filepath.Join(dir, "tiny.csl"), "tiny", filepath.Join(dir, "tiny.csl"), "", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.ref, func(t *testing.T) {
+			st, err := r.Style(tc.ref)
+			require.NoError(t, err)
+			assert.Equal(t, tc.name, st.Name)
+			assert.Equal(t, tc.file, st.File)
+			assert.Equal(t, tc.parent, st.Parent)
+			assert.Equal(t, tc.locale, st.Locale)
+			assert.Equal(t, tc.numeric, st.Numeric())
+			assert.NotEmpty(t, st.XML)
+		})
+	}
+
+	bad := []struct {
+		ref  string
+		is   error
+		want string
+	}{
+		{"vancover", csl.ErrUnknownStyle, "did you mean vancouver"},
+		{"apaa", csl.ErrUnknownStyle, "did you mean apa"},
+		{"", csl.ErrUnknownStyle, "unknown citation style"},
+		{"../etc/passwd", csl.ErrBadStyle, "no such file"},
+		{filepath.Join(dir, "broken.csl"), csl.ErrBadStyle, "broken.csl:3:"},
+		{filepath.Join(dir, "html.csl"), csl.ErrBadStyle, "html.csl: not a CSL style"},
+		{filepath.Join(dir, "orphan.csl"), csl.ErrBadStyle, "its parent style http://www.zotero.org/styles/no-such-parent"},
+	}
+	for _, tc := range bad {
+		t.Run("bad "+tc.ref, func(t *testing.T) {
+			_, err := r.Style(tc.ref)
+			require.ErrorIs(t, err, tc.is)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	var ue *csl.UnknownStyleError
+	_, err := r.Style("vancover")
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, "vancouver", ue.Near[0])
+}
+
+func TestResolverList(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tiny.csl"), []byte(parentXML), 0o644))
+	// A folder's apa.csl hides the built-in one.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "apa.csl"), []byte(strings.Replace(parentXML, "<title>Tiny", "<title>My APA", 1)), 0o644))
+	all, err := (&csl.Resolver{StyleDirs: []string{dir}}).List("")
+	require.NoError(t, err)
+	var names []string
+	for _, s := range all {
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"apa", "chicago-author-date", "harvard-cite-them-right", "ieee", "modern-language-association", "tiny", "vancouver"}, names)
+	assert.Equal(t, "My APA", all[0].Title)
+	assert.Equal(t, "mla", all[4].Short)
+	some, err := (&csl.Resolver{StyleDirs: []string{dir}}).List("MLA")
+	require.NoError(t, err)
+	require.Len(t, some, 1)
+	assert.Equal(t, "modern-language-association", some[0].Name)
+}
+
+func TestMissingLocale(t *testing.T) {
+	dir := t.TempDir()
+	xml := strings.Replace(parentXML, `version="1.0">`, `version="1.0" default-locale="de-DE">`, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "foreign.csl"), []byte(xml), 0o644))
+	r := &csl.Resolver{StyleDirs: []string{dir}, LocaleDirs: []string{t.TempDir()}}
+	st, err := r.Style("foreign")
+	require.NoError(t, err)
+	e := csl.New(csl.Options{Resolver: r})
+	_, err = e.Render(t.Context(), st, csl.Document{Items: []csl.Item{item("a", `{"id":"a","type":"book","title":"T"}`)}})
+	require.ErrorIs(t, err, csl.ErrMissingLocale)
+	assert.Contains(t, err.Error(), "locales-de-DE.xml")
+	assert.Contains(t, err.Error(), "foreign.csl")
+
+	// A tag no CSL locale exists for falls back to en-US, as the CSL
+	// specification says.
+	xml = strings.Replace(parentXML, `version="1.0">`, `version="1.0" default-locale="gx">`, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "odd.csl"), []byte(xml), 0o644))
+	st, err = r.Style("odd")
+	require.NoError(t, err)
+	out, err := e.Render(t.Context(), st, csl.Document{Items: []csl.Item{item("a", `{"id":"a","type":"book","title":"T","author":[{"family":"Doe"}]}`)}, Citations: cites("a")})
+	require.NoError(t, err)
+	assert.Equal(t, "(Doe)", out.Citations[0].Text())
+}
+
+var smith = `{"id":"%s","type":"article-journal","title":"%s","author":[{"family":"Smith","given":"Anna"}],"issued":{"date-parts":[[2020]]},"container-title":"Journal of Tests","volume":"3","page":"1-9"}`
+
+func TestRender(t *testing.T) {
+	e := shared
+	items := []csl.Item{
+		item("a", fmt.Sprintf(smith, "a", "Alpha results")),
+		item("b", fmt.Sprintf(smith, "b", "Beta results")),
+		item("c", `{"id":"c","type":"book","title":"Retrieval","author":[{"family":"Doe","given":"Jane"}],"issued":{"date-parts":[[2022]]},"publisher":"Press"}`),
+	}
+	tests := []struct {
+		style     string
+		citations []string
+		want      []string // citations, as text
+		entry0    string   // first bibliography entry, as text
+	}{
+		{"apa", []string{"a", "b,c", "c"}, []string{"(Smith, 2020a)", "(Doe, 2022; Smith, 2020b)", "(Doe, 2022)"},
+			"Doe, J. (2022). Retrieval. Press."},
+		// Items are numbered in the order given (cite passes them in order of
+		// first citation), not in the order of this document's citations.
+		{"ieee", []string{"c", "a,b,c"}, []string{"[3]", "[1]–[3]"}, "[1] A. Smith, “Alpha results,” Journal of Tests, vol. 3, pp. 1–9, 2020."},
+		{"vancouver", []string{"a,b,c"}, []string{"(1–3)"}, "1. Smith A. Alpha results. Journal of Tests. 2020;3:1–9."},
+		{"mla", []string{"a", "b"}, []string{"(Smith, “Alpha Results”)", "(Smith, “Beta Results”)"}, "Doe, Jane. Retrieval. Press, 2022."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.style, func(t *testing.T) {
+			st, err := e.Style(tc.style)
+			require.NoError(t, err)
+			for round := range 2 { // the second round comes from the cache
+				out, err := e.Render(t.Context(), st, csl.Document{Items: items, Citations: cites(tc.citations...)})
+				require.NoError(t, err)
+				var got []string
+				for _, c := range out.Citations {
+					got = append(got, c.Text())
+				}
+				assert.Equal(t, tc.want, got, "round %d", round)
+				require.Len(t, out.Entries, 3)
+				assert.Equal(t, tc.entry0, out.Entries[0].Text.Text(), "round %d", round)
+			}
+		})
+	}
+	assert.Positive(t, e.CacheLen())
+}
+
+// TestCacheAgreesWithFreshEngine renders documents that share items in
+// changing orders and combinations on one engine, and checks every result
+// against an engine without a cache: cached fragments are only reused where
+// they are right (numbering, disambiguation, repeated-author dashes).
+func TestCacheAgreesWithFreshEngine(t *testing.T) {
+	var items []csl.Item
+	for i := range 8 {
+		family := []string{"Smith", "Smith", "Doe", "Lee", "Smith", "Doe", "Park", "Lee"}[i]
+		given := []string{"Anna", "Anna", "Jane", "Kim", "Amélie", "John", "Ji", "Kim"}[i]
+		js := fmt.Sprintf(`{"id":"i%d","type":"article-journal","title":"Title %d","author":[{"family":"%s","given":"%s"},{"family":"Roe","given":"B"},{"family":"Poe","given":"C"}],"issued":{"date-parts":[[%d]]},"container-title":"J"}`,
+			i, i, family, given, 2020+i%2)
+		items = append(items, item(fmt.Sprint("i", i), js))
+	}
+	docs := [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 4, 1, 5}, {6, 7, 0}, {0, 1, 2, 3, 4, 5, 6, 7}, {1, 0}, {0}, {4}, {0, 4}}
+	cached := shared
+	fresh := csl.New(csl.Options{Resolver: builtin, CacheEntries: -1})
+	styles := []string{"apa", "ieee", "chicago", "mla", "harvard"}
+	if raceEnabled {
+		styles = []string{"ieee", "harvard"}
+	}
+	for _, style := range styles {
+		st, err := cached.Style(style)
+		require.NoError(t, err)
+		for _, d := range docs {
+			var its []csl.Item
+			var ids []string
+			for _, k := range d {
+				its = append(its, items[k])
+				ids = append(ids, items[k].ID)
+			}
+			doc := csl.Document{Items: its, Citations: cites(ids...)}
+			a, err := cached.Render(t.Context(), st, doc)
+			require.NoError(t, err)
+			b, err := fresh.Render(t.Context(), st, doc)
+			require.NoError(t, err)
+			assert.Equal(t, b.Citations, a.Citations, "%s %v", style, d)
+			assert.Equal(t, b.Entries, a.Entries, "%s %v", style, d)
+		}
+	}
+}
+
+func TestItemChangesAreSeen(t *testing.T) {
+	e := shared
+	st, err := e.Style("apa")
+	require.NoError(t, err)
+	for _, title := range []string{"First title", "Second title"} {
+		out, err := e.Render(t.Context(), st, csl.Document{Items: []csl.Item{item("a", fmt.Sprintf(smith, "a", title))}})
+		require.NoError(t, err)
+		assert.Contains(t, out.Entries[0].Text.Text(), title)
+	}
+}
+
+func TestBadItems(t *testing.T) {
+	e := shared
+	st, err := e.Style("ieee")
+	require.NoError(t, err)
+	good := item("ok", fmt.Sprintf(smith, "ok", "Fine"))
+	tests := []struct {
+		name string
+		it   csl.Item
+		msg  string
+	}{
+		{"not json", item("x", `{"id":`), "not a CSL-JSON object"},
+		{"id mismatch", item("x", `{"id":"y","type":"book"}`), `its "id" is y`},
+		{"author not a list", item("x", `{"id":"x","type":"book","author":"Smith"}`), "citeproc-js rejects it"},
+		{"family not a string", item("x", `{"id":"x","type":"book","author":[{"family":{"a":1}}]}`), "citeproc-js rejects it"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.Render(t.Context(), st, csl.Document{Items: []csl.Item{good, tc.it}, Citations: cites("ok", "x")})
+			require.ErrorIs(t, err, csl.ErrBadItem)
+			var ie *csl.ItemError
+			require.ErrorAs(t, err, &ie)
+			assert.Equal(t, "x", ie.ID)
+			assert.Contains(t, err.Error(), tc.msg)
+			// The engine goes on.
+			out, err := e.Render(t.Context(), st, csl.Document{Items: []csl.Item{good}, Citations: cites("ok")})
+			require.NoError(t, err)
+			assert.Equal(t, "[1]", out.Citations[0].Text())
+		})
+	}
+}
+
+func TestContextInterruptsTheEngine(t *testing.T) {
+	e := shared
+	st, err := e.Style("apa")
+	require.NoError(t, err)
+	var items []csl.Item
+	var ids []string
+	for i := range 200 {
+		id := fmt.Sprint("i", i)
+		items = append(items, item(id, fmt.Sprintf(`{"id":"%s","type":"book","title":"Book %d","author":[{"family":"Author%d","given":"A"}],"issued":{"date-parts":[[2000]]}}`, id, i, i%7)))
+		ids = append(ids, id)
+	}
+	require.NoError(t, e.Warm(t.Context(), st))
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = e.Render(cancelled, st, csl.Document{Items: items, Citations: cites(ids...)})
+	require.ErrorIs(t, err, context.Canceled)
+
+	short, cancel2 := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel2()
+	_, err = e.Render(short, st, csl.Document{Items: items, Citations: cites(ids...)})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	// A new processor replaces the interrupted one.
+	out, err := e.Render(t.Context(), st, csl.Document{Items: items[:2], Citations: cites("i0", "i1")})
+	require.NoError(t, err)
+	assert.Equal(t, "(Author0, 2000)", out.Citations[0].Text())
+}
+
+func TestFragmentFormats(t *testing.T) {
+	tests := []struct {
+		name           string
+		in             csl.Fragment
+		text, md, html string
+	}{
+		{"markup", `<i>Title</i> and <b>bold</b> x<sup>2</sup> <span style="font-variant:small-caps;">Caps</span>`,
+			"Title and bold x2 Caps", "*Title* and **bold** x<sup>2</sup> Caps",
+			`<i>Title</i> and <b>bold</b> x<sup>2</sup> <span style="font-variant:small-caps">Caps</span>`},
+		{"hostile title", `<i>&#60;img src=x onerror=alert(1)&#62; [x](javascript:alert(1))</i>. https://doi.org/10.1/a_b.`,
+			"<img src=x onerror=alert(1)> [x](javascript:alert(1)). https://doi.org/10.1/a_b.",
+			`*\<img src=x onerror=alert(1)\> [x\](javascript:alert(1))*. <https://doi.org/10.1/a_b>.`,
+			`<i>&lt;img src=x onerror=alert(1)&gt; [x](javascript:alert(1))</i>. <a href="https://doi.org/10.1/a_b">https://doi.org/10.1/a_b</a>.`},
+		{"javascript url stays text", `javascript:alert(1) &#38;amp; "q"`, `javascript:alert(1) &amp; "q"`, `javascript:alert(1) \&amp; "q"`,
+			`javascript:alert(1) &amp;amp; &#34;q&#34;`},
+		{"numbered entry", "  <div class=\"csl-entry\">\n    <div class=\"csl-left-margin\">[1]</div><div class=\"csl-right-inline\">A. Smith, “T,” 2020.</div>\n  </div>\n",
+			"[1] A. Smith, “T,” 2020.", "[1] A. Smith, “T,” 2020.",
+			`<div class="csl-left-margin">[1]</div><div class="csl-right-inline">A. Smith, “T,” 2020.</div>`},
+		{"stray tag is text", `<script>alert(1)</script> *x* _y_ # z`, "<script>alert(1)</script> *x* _y_ # z",
+			`\<script\>alert(1)\</script\> \*x\* \_y\_ # z`, `&lt;script&gt;alert(1)&lt;/script&gt; *x* _y_ # z`},
+		{"heading start", `# not a heading`, "# not a heading", `\# not a heading`, "# not a heading"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.text, tc.in.Text())
+			assert.Equal(t, tc.md, tc.in.Markdown())
+			assert.Equal(t, tc.html, tc.in.HTML())
+		})
+	}
+}
+
+func TestEngineAnswersNoteStyles(t *testing.T) {
+	// A note style's citations depend on their position: ibid and
+	// subsequent forms come from the whole sequence.
+	dir := t.TempDir()
+	note := `<style xmlns="http://purl.org/net/xbiblio/csl" class="note" version="1.0">
+  <info><title>Notes</title><id>notes</id></info>
+  <citation><layout suffix="." delimiter="; "><choose>
+    <if position="ibid"><text value="Ibid"/></if>
+    <else-if position="subsequent"><names variable="author"><name form="short"/></names></else-if>
+    <else><names variable="author"/><text variable="title" prefix=", "/></else>
+  </choose></layout></citation></style>`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.csl"), []byte(note), 0o644))
+	e := csl.New(csl.Options{Resolver: &csl.Resolver{StyleDirs: []string{dir}}})
+	st, err := e.Style("notes")
+	require.NoError(t, err)
+	items := []csl.Item{item("a", fmt.Sprintf(smith, "a", "Alpha")), item("b", fmt.Sprintf(smith, "b", "Beta"))}
+	out, err := e.Render(t.Context(), st, csl.Document{Items: items, Citations: cites("a", "a", "b", "a")})
+	require.NoError(t, err)
+	var got []string
+	for _, c := range out.Citations {
+		got = append(got, c.Text())
+	}
+	assert.Equal(t, []string{"Anna Smith, Alpha.", "Ibid.", "Anna Smith, Beta.", "Smith."}, got)
+}

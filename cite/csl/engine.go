@@ -1,0 +1,689 @@
+package csl
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dop251/goja"
+)
+
+// DefaultCacheEntries is how many rendered citations and bibliography
+// entries Engine keeps when Options.CacheEntries is 0.
+const DefaultCacheEntries = 20000
+
+// Options configure an Engine. The zero value resolves styles with
+// DefaultResolver(nil), keeps one warm processor per style and caches
+// DefaultCacheEntries rendered fragments.
+type Options struct {
+	// Resolver finds styles and locales; nil means DefaultResolver(nil).
+	Resolver *Resolver
+	// Processors is how many citeproc-js engines each style may have at
+	// once (concurrent renders of one style beyond it wait); 0 means 1.
+	Processors int
+	// CacheEntries bounds the rendered-fragment cache; 0 means
+	// DefaultCacheEntries, < 0 turns the cache off.
+	CacheEntries int
+}
+
+// Engine renders citations and bibliographies with citeproc-js. It is safe
+// for concurrent use. Nothing is loaded until the first Render: citeproc-js
+// is compiled then, and each style's processor is built on its first use
+// and kept warm. Rendered citations and entries are cached per style and
+// item content together with what makes them depend on the other items of
+// a document (citation number, disambiguation, the previous entry's
+// authors for styles that substitute repeated authors), so a warm engine
+// runs citeproc-js only for what is new.
+type Engine struct {
+	opts  Options
+	prog  Program
+	mu    sync.Mutex
+	pools map[string]*pool
+	cache *lru
+	// styles caches resolved styles by reference (and file stamp).
+	styles map[string]cachedStyle
+}
+
+type cachedStyle struct {
+	st    *Style
+	stamp string
+}
+
+// New returns an Engine; it loads nothing yet.
+func New(opts Options) *Engine {
+	if opts.Resolver == nil {
+		opts.Resolver = DefaultResolver(nil)
+	}
+	if opts.Processors <= 0 {
+		opts.Processors = 1
+	}
+	if opts.CacheEntries == 0 {
+		opts.CacheEntries = DefaultCacheEntries
+	}
+	return &Engine{opts: opts, pools: map[string]*pool{}, cache: newLRU(opts.CacheEntries), styles: map[string]cachedStyle{}}
+}
+
+// Resolver returns the engine's style resolver.
+func (e *Engine) Resolver() *Resolver { return e.opts.Resolver }
+
+// Style resolves a style name or .csl path (see Resolver.Style); results
+// are cached until the file changes.
+func (e *Engine) Style(ref string) (*Style, error) {
+	stamp := ""
+	if isPath(ref) {
+		if fi, err := os.Stat(ref); err == nil {
+			stamp = fi.ModTime().String() + "/" + strconv.FormatInt(fi.Size(), 10)
+		}
+	}
+	e.mu.Lock()
+	c, ok := e.styles[ref]
+	e.mu.Unlock()
+	if ok && c.stamp == stamp {
+		return c.st, nil
+	}
+	st, err := e.opts.Resolver.Style(ref)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.styles[ref] = cachedStyle{st, stamp}
+	e.mu.Unlock()
+	return st, nil
+}
+
+// Document is what Render renders: the items, the citations in document
+// order, and whether a bibliography is wanted.
+type Document struct {
+	// Items are every item the citations name, and any uncited item the
+	// bibliography should list, in the order they are registered with
+	// citeproc-js: numeric styles number them in this order (unless the
+	// style sorts its bibliography otherwise), so give them in order of
+	// first citation. Each Item.JSON is a CSL-JSON object whose "id" is
+	// Item.ID.
+	Items []Item
+	// Citations in document order. For a note style each citation is a
+	// footnote of its own unless NoteIndex says otherwise.
+	Citations []Citation
+	// NoBibliography skips the bibliography.
+	NoBibliography bool
+}
+
+// Entry is one bibliography entry.
+type Entry struct {
+	ID   string // the item's ID
+	Text Fragment
+}
+
+// Rendered is a rendered document.
+type Rendered struct {
+	Citations []Fragment // one per Document.Citations, same order
+	Entries   []Entry    // in the style's bibliography order
+	Params    BibParams
+	// HasBibliography is false for a style without a bibliography.
+	HasBibliography bool
+}
+
+// pool holds the warm processors of one style.
+type pool struct {
+	st    *Style
+	free  chan *Processor
+	slots chan struct{} // one token per processor that may exist
+}
+
+func (e *Engine) pool(st *Style) *pool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.pools[st.key]
+	if !ok {
+		p = &pool{st: st, free: make(chan *Processor, e.opts.Processors), slots: make(chan struct{}, e.opts.Processors)}
+		for range e.opts.Processors {
+			p.slots <- struct{}{}
+		}
+		e.pools[st.key] = p
+	}
+	return p
+}
+
+// get takes a warm processor, builds one when a slot is free, or waits.
+func (e *Engine) get(ctx context.Context, p *pool) (*Processor, error) {
+	select {
+	case pr := <-p.free:
+		return pr, nil
+	default:
+	}
+	select {
+	case pr := <-p.free:
+		return pr, nil
+	case <-p.slots:
+		// The engine outlives the request that asked for it: it is built
+		// without the request's deadline, and a requester that gives up
+		// leaves it warm for the next one.
+		type built struct {
+			pr  *Processor
+			err error
+		}
+		done := make(chan built, 1)
+		go func() {
+			pr, err := NewProcessor(context.WithoutCancel(ctx), &e.prog, p.st, e.opts.Resolver.Locale, "")
+			done <- built{pr, err}
+		}()
+		select {
+		case b := <-done:
+			if b.err != nil {
+				p.slots <- struct{}{}
+				return nil, b.err
+			}
+			return b.pr, nil
+		case <-ctx.Done():
+			go func() {
+				if b := <-done; b.err != nil {
+					p.slots <- struct{}{}
+				} else {
+					e.put(p, b.pr)
+				}
+			}()
+			return nil, ctx.Err()
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// put returns a processor; a broken one is dropped and its slot freed.
+func (e *Engine) put(p *pool, pr *Processor) {
+	if pr.Broken() {
+		p.slots <- struct{}{}
+		return
+	}
+	p.free <- pr
+}
+
+// Warm builds the style's processor now (serve does it for the default
+// style in the background), so that the first Render does not wait.
+func (e *Engine) Warm(ctx context.Context, st *Style) error {
+	p := e.pool(st)
+	pr, err := e.get(ctx, p)
+	if err != nil {
+		return err
+	}
+	e.put(p, pr)
+	return nil
+}
+
+// positional reports whether a style's citations depend on their position
+// in the document (ibid, subsequent, near-note, back-references): those
+// citations are rendered with the document's whole sequence, uncached.
+func positional(st *Style) bool {
+	return st.Class == "note" || bytes.Contains(st.XML, []byte(`position=`)) ||
+		bytes.Contains(st.XML, []byte(`first-reference-note-number`))
+}
+
+// substitutes reports whether a style replaces repeated authors in its
+// bibliography (subsequent-author-substitute): an entry then depends on
+// the one before it.
+func substitutes(st *Style) bool {
+	return bytes.Contains(st.XML, []byte(`subsequent-author-substitute`))
+}
+
+// itemState is what citeproc-js's registry holds about an item after
+// updateItems: its citation number and disambiguation.
+type itemState struct {
+	Seq      int             `json:"seq"`
+	Disambig json.RawMessage `json:"disambig"`
+}
+
+type regState struct {
+	Order []string             `json:"order"`
+	Items map[string]itemState `json:"items"`
+}
+
+func hashStrings(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// validate checks that each item is a JSON object with a matching "id".
+func validate(items []Item) error {
+	seen := map[string]bool{}
+	for _, it := range items {
+		if it.ID == "" {
+			return &ItemError{ID: it.ID, Msg: "empty ID"}
+		}
+		if seen[it.ID] {
+			return &ItemError{ID: it.ID, Msg: "given twice"}
+		}
+		seen[it.ID] = true
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(it.JSON, &obj); err != nil {
+			return &ItemError{ID: it.ID, Msg: "not a CSL-JSON object: " + err.Error()}
+		}
+		var id any
+		if raw, ok := obj["id"]; ok {
+			_ = json.Unmarshal(raw, &id)
+		}
+		if fmt.Sprint(id) != it.ID {
+			return &ItemError{ID: it.ID, Msg: fmt.Sprintf(`its "id" is %v, not %q`, id, it.ID)}
+		}
+	}
+	return nil
+}
+
+// Render renders doc's citations and bibliography in style st. Errors: *ItemError for an item the
+// engine rejects (named), *EngineError for other citeproc-js failures and
+// interrupts (ctx), ErrMissingLocale, ErrBadStyle, ErrNotFetched.
+func (e *Engine) Render(ctx context.Context, st *Style, doc Document) (*Rendered, error) {
+	if err := validate(doc.Items); err != nil {
+		return nil, err
+	}
+	byID := map[string]Item{}
+	for _, it := range doc.Items {
+		byID[it.ID] = it
+	}
+	for _, c := range doc.Citations {
+		for _, ci := range c.Items {
+			if _, ok := byID[ci.ID]; !ok {
+				return nil, &ItemError{ID: ci.ID, Msg: "cited but not among the document's items"}
+			}
+		}
+	}
+	order := doc.Items
+	p := e.pool(st)
+	pr, err := e.get(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.render(ctx, pr, st, doc, order)
+	e.put(p, pr)
+	if err != nil {
+		var ee *EngineError
+		if errors.As(err, &ee) && ee.Err == nil && len(order) > 0 {
+			if ie := e.isolate(ctx, st, order); ie != nil {
+				return nil, ie
+			}
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Document, order []Item) (*Rendered, error) {
+	ids := itemIDs(order)
+	var state regState
+	orderKey := strings.Join(ids, "\x00")
+	err := pr.call(ctx, "load items", ids, func() error {
+		changed, err := pr.load(order)
+		if err != nil {
+			return err
+		}
+		if !changed && pr.lastState != nil && pr.lastOrder == orderKey {
+			state = *pr.lastState
+			return nil
+		}
+		pr.lastOrder, pr.lastState = "", nil
+		if changed {
+			// citeproc-js's registry keeps the items it has seen: start over.
+			if _, err := pr.method("updateItems", []string{}); err != nil {
+				return err
+			}
+		}
+		if _, err := pr.method("updateItems", ids); err != nil {
+			return err
+		}
+		v, err := pr.regState(goja.Undefined())
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(v.String()), &state); err != nil {
+			return err
+		}
+		st := state
+		pr.lastOrder, pr.lastState = orderKey, &st
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	hash := map[string]string{}
+	for _, it := range order {
+		hash[it.ID] = hashStrings(string(it.JSON))
+	}
+	// A name can be rendered with more of its given name when another
+	// item of the document has the same family name (citeproc-js's global
+	// name disambiguation keeps that outside the item's own state): the
+	// key of an item names the given names its families have in the
+	// document.
+	names := documentNames(order)
+	itemKey := func(id string) string {
+		s := state.Items[id]
+		return hash[id] + "|" + strconv.Itoa(s.Seq) + "|" + string(s.Disambig) + "|" + names[id]
+	}
+	res := &Rendered{Citations: make([]Fragment, len(doc.Citations))}
+
+	// Citations.
+	if positional(st) {
+		cs := doc.Citations
+		if st.Class == "note" {
+			// Each citation without a note number is a footnote of its own.
+			cs = append([]Citation(nil), cs...)
+			for i := range cs {
+				if cs[i].NoteIndex == 0 {
+					cs[i].NoteIndex = i + 1
+				}
+			}
+		}
+		texts, err := pr.RebuildProcessorState(ctx, cs, "html", nil)
+		if err != nil {
+			return nil, err
+		}
+		for i, t := range texts {
+			res.Citations[i] = Fragment(t)
+		}
+	} else {
+		for i, c := range doc.Citations {
+			kb, _ := json.Marshal(c.Items)
+			parts := []string{"cite", st.key, string(kb)}
+			for _, ci := range c.Items {
+				parts = append(parts, itemKey(ci.ID))
+			}
+			key := hashStrings(parts...)
+			if f, ok := e.cache.get(key); ok {
+				res.Citations[i] = f
+				continue
+			}
+			t, err := pr.MakeCitationCluster(ctx, c.Items)
+			if err != nil {
+				return nil, err
+			}
+			res.Citations[i] = Fragment(t)
+			e.cache.put(key, Fragment(t))
+		}
+	}
+	if doc.NoBibliography {
+		return res, nil
+	}
+
+	// Bibliography: cached entries, citeproc-js for the rest.
+	sas := substitutes(st)
+	entryKey := func(i int) string {
+		id := state.Order[i]
+		prev := ""
+		if sas && i > 0 {
+			prev = hash[state.Order[i-1]]
+		}
+		return hashStrings("bib", st.key, itemKey(id), prev)
+	}
+	type slot struct {
+		key  string
+		frag Fragment
+		ok   bool
+	}
+	slots := make([]slot, len(state.Order))
+	var want []string
+	wanted := map[string]bool{}
+	for i, id := range state.Order {
+		slots[i].key = entryKey(i)
+		if f, ok := e.cache.get(slots[i].key); ok {
+			slots[i].frag, slots[i].ok = f, true
+			continue
+		}
+		if sas && i > 0 && !wanted[state.Order[i-1]] {
+			wanted[state.Order[i-1]] = true
+			want = append(want, state.Order[i-1])
+		}
+		if !wanted[id] {
+			wanted[id] = true
+			want = append(want, id)
+		}
+	}
+	params, hasBib := BibParams{}, true
+	// The params come from a cached copy when every entry is cached.
+	paramsKey := hashStrings("params", st.key)
+	if f, ok := e.cache.get(paramsKey); ok && f == "none" {
+		hasBib = false
+	} else if ok {
+		_ = json.Unmarshal([]byte(f), &params)
+	}
+	if len(want) > 0 || len(e.cache.peek(paramsKey)) == 0 {
+		var section json.RawMessage
+		if len(want) < len(state.Order) {
+			var specs []map[string]string
+			for _, id := range want {
+				specs = append(specs, map[string]string{"field": "id", "value": id})
+			}
+			section, _ = json.Marshal(map[string]any{"include": specs})
+		}
+		if len(want) == 0 {
+			section = json.RawMessage(`{"include": []}`)
+		}
+		ps, entries, ok, err := pr.MakeBibliography(ctx, section)
+		if err != nil {
+			return nil, err
+		}
+		hasBib = ok
+		if !ok {
+			e.cache.put(paramsKey, "none")
+		} else {
+			params = ps
+			pb, _ := json.Marshal(struct {
+				BibParams
+				H bool   `json:"hangingindent"`
+				S string `json:"second-field-align"`
+			}{ps, ps.HangingIndent, ps.SecondFieldAlign})
+			e.cache.put(paramsKey, Fragment(pb))
+			got := map[string]Fragment{}
+			for j, ids := range ps.EntryIDs {
+				if j < len(entries) && len(ids) > 0 {
+					got[fmt.Sprint(ids[0])] = Fragment(entries[j])
+				}
+			}
+			for i, id := range state.Order {
+				if slots[i].ok || !wanted[id] {
+					continue
+				}
+				f, ok := got[id]
+				if !ok {
+					f = "" // the style leaves this item out of its bibliography
+				}
+				slots[i].frag, slots[i].ok = f, true
+				e.cache.put(slots[i].key, f)
+			}
+		}
+	}
+	res.HasBibliography = hasBib
+	res.Params = params
+	if hasBib {
+		for i, id := range state.Order {
+			if slots[i].ok && slots[i].frag != "" {
+				res.Entries = append(res.Entries, Entry{ID: id, Text: slots[i].frag})
+			}
+		}
+	}
+	return res, nil
+}
+
+// documentNames returns, per item, the given names that each of its
+// family names has across the items ("smith:anna,amélie|doe:jane").
+func documentNames(items []Item) map[string]string {
+	type person struct {
+		Family, Given, Literal string
+		Particle               string `json:"non-dropping-particle"`
+	}
+	fams := make([][]string, len(items))
+	givens := map[string]map[string]bool{}
+	for i, it := range items {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(it.JSON, &obj) != nil {
+			continue
+		}
+		for _, raw := range obj {
+			if len(raw) == 0 || raw[0] != '[' {
+				continue
+			}
+			var ps []person
+			if json.Unmarshal(raw, &ps) != nil {
+				continue
+			}
+			for _, p := range ps {
+				f := strings.ToLower(strings.TrimSpace(p.Particle + " " + p.Family + p.Literal))
+				if f == "" {
+					continue
+				}
+				if givens[f] == nil {
+					givens[f] = map[string]bool{}
+				}
+				givens[f][p.Given] = true
+				fams[i] = append(fams[i], f)
+			}
+		}
+	}
+	out := make(map[string]string, len(items))
+	for i, it := range items {
+		fs := fams[i]
+		sort.Strings(fs)
+		var b strings.Builder
+		for k, f := range fs {
+			if k > 0 && fs[k-1] == f {
+				continue
+			}
+			if len(givens[f]) < 2 {
+				continue // no other given name: nothing to tell apart
+			}
+			gs := make([]string, 0, len(givens[f]))
+			for g := range givens[f] {
+				gs = append(gs, g)
+			}
+			sort.Strings(gs)
+			b.WriteString(f + ":" + strings.Join(gs, ",") + "|")
+		}
+		out[it.ID] = b.String()
+	}
+	return out
+}
+
+// isolate finds the item a failed render tripped on, rendering each on
+// its own in a fresh processor; nil when none fails alone.
+func (e *Engine) isolate(ctx context.Context, st *Style, items []Item) error {
+	pr, err := NewProcessor(ctx, &e.prog, st, e.opts.Resolver.Locale, "")
+	if err != nil {
+		return nil
+	}
+	for _, it := range items {
+		if pr.Broken() {
+			if pr, err = NewProcessor(ctx, &e.prog, st, e.opts.Resolver.Locale, ""); err != nil {
+				return nil
+			}
+		}
+		err := pr.UpdateItems(ctx, []Item{it}, false)
+		if err == nil {
+			_, err = pr.MakeCitationCluster(ctx, []CiteItem{{ID: it.ID}})
+		}
+		if err == nil {
+			_, _, _, err = pr.MakeBibliography(ctx, nil)
+		}
+		var ee *EngineError
+		if errors.As(err, &ee) && ee.Err == nil {
+			return &ItemError{ID: it.ID, Style: st.File, Msg: "citeproc-js rejects it: " + ee.Msg}
+		}
+		if err == nil {
+			_ = pr.call(ctx, "reset", nil, func() error {
+				_, err := pr.method("updateItems", []string{})
+				return err
+			})
+		}
+	}
+	return nil
+}
+
+// CitationAffixes returns the prefix and suffix of the style's citation
+// layout ("(" and ")" for APA), as they appear in rendered citations
+// (HTML-escaped).
+func (s *Style) CitationAffixes() (prefix, suffix string) {
+	esc := strings.NewReplacer("&", "&#38;", "<", "&#60;", ">", "&#62;")
+	return esc.Replace(s.layoutPrefix), esc.Replace(s.layoutSuffix)
+}
+
+// lru is a bounded map of rendered fragments, least recently used out
+// first. It is safe for concurrent use.
+type lru struct {
+	hits, misses atomic.Int64
+	mu           sync.Mutex
+	max          int
+	ll           *list.List
+	items        map[string]*list.Element
+}
+
+type lruEntry struct {
+	key string
+	val Fragment
+}
+
+func newLRU(max int) *lru {
+	return &lru{max: max, ll: list.New(), items: map[string]*list.Element{}}
+}
+
+func (c *lru) get(key string) (Fragment, bool) {
+	if c.max < 0 {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[key]
+	if !ok {
+		c.misses.Add(1)
+		return "", false
+	}
+	c.hits.Add(1)
+	c.ll.MoveToFront(el)
+	return el.Value.(*lruEntry).val, true
+}
+
+func (c *lru) peek(key string) Fragment {
+	f, _ := c.get(key)
+	return f
+}
+
+func (c *lru) put(key string, val Fragment) {
+	if c.max < 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		el.Value.(*lruEntry).val = val
+		c.ll.MoveToFront(el)
+		return
+	}
+	c.items[key] = c.ll.PushFront(&lruEntry{key, val})
+	for c.ll.Len() > c.max {
+		old := c.ll.Back()
+		c.ll.Remove(old)
+		delete(c.items, old.Value.(*lruEntry).key)
+	}
+}
+
+// CacheStats returns how many fragment lookups hit and missed the cache.
+func (e *Engine) CacheStats() (hits, misses int64) {
+	return e.cache.hits.Load(), e.cache.misses.Load()
+}
+
+// CacheLen is the number of cached fragments.
+func (e *Engine) CacheLen() int {
+	e.cache.mu.Lock()
+	defer e.cache.mu.Unlock()
+	return e.cache.ll.Len()
+}

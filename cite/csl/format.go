@@ -1,0 +1,297 @@
+package csl
+
+import (
+	"html"
+	"regexp"
+	"strings"
+)
+
+// Fragment is a piece of citeproc-js output (its "html" format): an in-text
+// citation or a bibliography entry. Text, Markdown and HTML turn it into
+// output that never carries live markup from the item's data: citeproc-js
+// escapes the data's text, and the conversion keeps only the tags the
+// engine itself produces; only http(s) URLs (DOIs included, as
+// https://doi.org/…) become links.
+type Fragment string
+
+// node is a parsed fragment: a text run or a known tag with children.
+type node struct {
+	tag   string // "" for text; i, b, sup, sub, sc, div-CLASS, span (other styling, dropped)
+	text  string
+	kids  []*node
+	class string
+}
+
+// known tags: those citeproc-js's html format writes.
+var tagRe = regexp.MustCompile(`^<(/?)(i|em|b|sup|sub|span|div|a)(\s[^<>]*)?>`)
+
+var classRe = regexp.MustCompile(`class="([a-z-]+)"`)
+
+// parse turns citeproc-js HTML into a tree; anything that is not one of the
+// engine's tags stays text.
+func (f Fragment) parse() *node {
+	root := &node{tag: "root"}
+	stack := []*node{root}
+	s := string(f)
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			top := stack[len(stack)-1]
+			top.kids = append(top.kids, &node{text: html.UnescapeString(text.String())})
+			text.Reset()
+		}
+	}
+	for i := 0; i < len(s); {
+		if s[i] != '<' {
+			j := strings.IndexByte(s[i:], '<')
+			if j < 0 {
+				j = len(s) - i
+			}
+			text.WriteString(s[i : i+j])
+			i += j
+			continue
+		}
+		m := tagRe.FindStringSubmatch(s[i:])
+		if m == nil {
+			text.WriteByte('<')
+			i++
+			continue
+		}
+		flush()
+		closing, name, attrs := m[1] == "/", m[2], m[3]
+		if name == "em" {
+			name = "i"
+		}
+		if closing {
+			// Pop to the matching tag.
+			for k := len(stack) - 1; k > 0; k-- {
+				if stack[k].tag == name || (name == "span" && stack[k].tag == "sc") || (name == "div" && strings.HasPrefix(stack[k].tag, "div")) {
+					stack = stack[:k]
+					break
+				}
+			}
+		} else {
+			n := &node{tag: name}
+			switch name {
+			case "span":
+				if strings.Contains(attrs, "small-caps") {
+					n.tag = "sc"
+				}
+			case "div":
+				if cm := classRe.FindStringSubmatch(attrs); cm != nil {
+					n.class = cm[1]
+				}
+			}
+			top := stack[len(stack)-1]
+			top.kids = append(top.kids, n)
+			stack = append(stack, n)
+		}
+		i += len(m[0])
+	}
+	flush()
+	return root
+}
+
+// nbspRe is the "\u00a0 " citeproc-js's html escape makes of two spaces.
+const nbspPair = "\u00a0 "
+
+// Text is the fragment as plain text: no markup; a numbered entry's label
+// and body are joined by a space.
+func (f Fragment) Text() string {
+	var b strings.Builder
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.tag == "" {
+			b.WriteString(strings.ReplaceAll(n.text, nbspPair, "  "))
+			return
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+		if n.tag == "div" && n.class == "csl-left-margin" {
+			b.WriteString(" ")
+		}
+	}
+	walk(f.parse())
+	return cleanSpace(b.String())
+}
+
+var spaceRunRe = regexp.MustCompile(`[ \t]*\n[ \t\n]*`)
+
+// cleanSpace trims and turns the line breaks of the HTML layout into
+// spaces.
+func cleanSpace(s string) string {
+	return strings.TrimSpace(spaceRunRe.ReplaceAllString(s, " "))
+}
+
+// urlRe finds http(s) URLs in text; trailing punctuation is trimmed off.
+var urlRe = regexp.MustCompile(`https?://[^\s<>"]+`)
+
+// trimURL drops sentence punctuation after a URL and an unbalanced ")".
+func trimURL(u string) string {
+	for len(u) > 0 {
+		c := u[len(u)-1]
+		if strings.IndexByte(".,;:!?'", c) >= 0 {
+			u = u[:len(u)-1]
+			continue
+		}
+		if c == ')' && strings.Count(u, "(") < strings.Count(u, ")") {
+			u = u[:len(u)-1]
+			continue
+		}
+		break
+	}
+	return u
+}
+
+// splitURLs splits text into runs, marking the http(s) URLs.
+func splitURLs(s string, emit func(part string, isURL bool)) {
+	for {
+		loc := urlRe.FindStringIndex(s)
+		if loc == nil {
+			if s != "" {
+				emit(s, false)
+			}
+			return
+		}
+		u := trimURL(s[loc[0]:loc[1]])
+		if loc[0] > 0 {
+			emit(s[:loc[0]], false)
+		}
+		if len(u) <= len("https://") {
+			emit(u, false)
+		} else {
+			emit(u, true)
+		}
+		s = s[loc[0]+len(u):]
+	}
+}
+
+// mdEscaper escapes Markdown's inline syntax characters in text.
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `<`, `\<`, `>`, `\>`, `~`, `\~`, `|`, `\|`)
+
+// entityRe is an HTML character reference that Markdown would decode.
+var entityRe = regexp.MustCompile(`&(#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);`)
+
+func mdText(s string) string {
+	s = mdEscaper.Replace(strings.ReplaceAll(s, nbspPair, "  "))
+	return entityRe.ReplaceAllString(s, `\&$1;`)
+}
+
+// linkRe finds "]" where Markdown would start a link's destination or
+// reference.
+var linkRe = regexp.MustCompile(`(^|[^\\])(\\\\)*\](\(|\[|:)`)
+
+// Markdown is the fragment as Markdown: italics *…*, bold **…**,
+// superscripts as <sup>, http(s) URLs as <autolinks>; every other
+// character of Markdown syntax in the text is escaped, so titles such as
+// "<img src=x onerror=…>" or "[x](javascript:…)" stay text.
+func (f Fragment) Markdown() string {
+	var walk func(n *node) string
+	walk = func(n *node) string {
+		var b strings.Builder
+		switch n.tag {
+		case "":
+			splitURLs(n.text, func(part string, isURL bool) {
+				if isURL {
+					b.WriteString("<" + strings.NewReplacer(" ", "%20", "<", "%3C", ">", "%3E").Replace(part) + ">")
+				} else {
+					b.WriteString(mdText(part))
+				}
+			})
+			return b.String()
+		case "i", "b":
+			mark := "*"
+			if n.tag == "b" {
+				mark = "**"
+			}
+			for _, k := range n.kids {
+				b.WriteString(walk(k))
+			}
+			content := b.String()
+			lead := content[:len(content)-len(strings.TrimLeft(content, " "))]
+			trail := content[len(strings.TrimRight(content, " ")):]
+			if core := strings.TrimSpace(content); core != "" {
+				return lead + mark + core + mark + trail
+			}
+			return content
+		case "sup", "sub":
+			b.WriteString("<" + n.tag + ">")
+			for _, k := range n.kids {
+				b.WriteString(walk(k))
+			}
+			b.WriteString("</" + n.tag + ">")
+			return b.String()
+		}
+		for _, k := range n.kids {
+			b.WriteString(walk(k))
+		}
+		if n.tag == "div" && n.class == "csl-left-margin" {
+			b.WriteString(" ")
+		}
+		return b.String()
+	}
+	s := cleanSpace(walk(f.parse()))
+	s = linkRe.ReplaceAllStringFunc(s, func(m string) string {
+		i := strings.LastIndexByte(m, ']')
+		return m[:i] + `\` + m[i:]
+	})
+	// A fragment must not open a block: heading, quote, list, rule.
+	if strings.HasPrefix(s, "#") || strings.HasPrefix(s, "+ ") || strings.HasPrefix(s, "- ") || strings.HasPrefix(s, "=") {
+		s = `\` + s
+	}
+	return s
+}
+
+// HTML is the fragment as safe HTML: only the engine's own tags (<i>, <b>,
+// <sup>, <sub>, small caps, the layout <div>s with their csl-* classes)
+// are kept, every text is escaped, and http(s) URLs become links.
+func (f Fragment) HTML() string {
+	var b strings.Builder
+	var walk func(n *node)
+	walk = func(n *node) {
+		switch n.tag {
+		case "":
+			splitURLs(n.text, func(part string, isURL bool) {
+				e := html.EscapeString(part)
+				if isURL {
+					b.WriteString(`<a href="` + e + `">` + e + `</a>`)
+				} else {
+					b.WriteString(e)
+				}
+			})
+			return
+		case "root", "span", "a":
+			for _, k := range n.kids {
+				walk(k)
+			}
+			return
+		case "sc":
+			b.WriteString(`<span style="font-variant:small-caps">`)
+		case "div":
+			if n.class == "csl-entry" || n.class == "csl-bib-body" {
+				// The caller wraps entries itself.
+				for _, k := range n.kids {
+					walk(k)
+				}
+				return
+			}
+			b.WriteString(`<div class="` + html.EscapeString(n.class) + `">`)
+		default:
+			b.WriteString("<" + n.tag + ">")
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+		switch n.tag {
+		case "sc":
+			b.WriteString("</span>")
+		case "div":
+			b.WriteString("</div>")
+		default:
+			b.WriteString("</" + n.tag + ">")
+		}
+	}
+	walk(f.parse())
+	return strings.TrimSpace(spaceRunRe.ReplaceAllString(b.String(), ""))
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package cite_test
+
+const raceEnabled = false
