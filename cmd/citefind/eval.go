@@ -238,7 +238,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 				return err
 			}
 			engineRerank = rerank.NameNone
-		} else if err := c.checkLearnedModel(lf.model, stageNames); err != nil {
+		} else if err := c.checkLearnedModel(eng, stageNames); err != nil {
 			return err
 		}
 	}
