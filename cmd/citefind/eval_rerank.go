@@ -26,7 +26,7 @@ type learnedFlags struct {
 }
 
 func (f *learnedFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.model, "rerank-model", "", "learned reranker model `FILE` (default: the built-in model, trained on ACM-CR)")
+	fs.StringVar(&f.model, "rerank-model", "", "learned reranker model `FILE` (default: the database's own learned-model.json, else the built-in model)")
 	fs.IntVar(&f.folds, "folds", 0, "with --rerank learned: cross-validate over `N` folds by citing paper (train on N-1, rerank the held-out fold) instead of using a model file")
 	fs.StringVar(&f.cache, "rerank-cache", "", "candidate dataset `FILE` for --folds (default: in --db, keyed by the retrieval settings)")
 	fs.Uint64Var(&f.seed, "folds-seed", 1, "seed of the fold assignment")

@@ -67,15 +67,20 @@ does on a collection it never saw.
 
 --self: training on your own library, without judgements. Pseudo-queries are
 made from the database's papers (--pseudo N, default 1000, a fixed sample):
-a sentence of an abstract, a title, or a keyword string, with words dropped
-so that the query is not the paper's text verbatim, and the sentence taken
-out of the paper's abstract for the features. The paper is the answer, the
-pipeline's other candidates the negatives. By default the built-in model is
-adapted (--from builtin: 100 more trees, --trees N, fitted to the pseudo-queries
-from its scores); --from FILE adapts another model, --from none trains from
-scratch. The model is written to --out
-(default DIR/learned-model.json, which --rerank learned then uses on that
-database). A database too small to learn from is refused.
+a sentence of an abstract, a title, or a keyword string, with the rarest half
+of its content words dropped and a fifth of the rest (--pseudo-rare,
+--pseudo-drop), so that the query is not the paper's text verbatim, and the
+sentence (or keywords) taken out of the paper the features see. The paper is
+the answer, the pipeline's other candidates the negatives. By default the
+built-in model is adapted (--from builtin: 100 more trees, --trees N, fitted to
+the pseudo-queries from its scores); --from FILE adapts another model, --from
+none trains from scratch. The model is written to --out (default
+DIR/learned-model.json, which --rerank learned then uses on that database). A
+database too small to learn from (fewer than 200 papers with a title or an
+abstract to make queries from, or fewer than 50 queries finding their paper)
+is refused, exit status 1. Measured on ACM-CR, SciFact and ScisummNet it
+helped on one and hurt on two (docs/rerank.md): check it on judged queries of
+your own (citefind eval --bench jsonl --queries FILE --db DIR --rerank learned).
 
 The figures of a model on benchmarks it was trained on are in-sample; use
 citefind eval --rerank learned --folds 5 (by citing paper) for one
