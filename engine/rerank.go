@@ -18,7 +18,8 @@ import (
 // Reranker returns the named reranker (citefind.RerankerNames; "" is
 // none), made on first use from the engine's Options: the learned
 // reranker with Options.RerankModel (else the database's own model,
-// db.LearnedModelFile, else the model that ships with citefind), the LLM reranker with Options.LLM and Options.Ollama.
+// db.LearnedModelFile, else the model that ships with citefind; read once,
+// when first used), the LLM reranker with Options.LLM and Options.Ollama.
 func (e *Engine) Reranker(name string) (rerank.Reranker, error) {
 	if name == "" {
 		name = rerank.NameNone

@@ -374,6 +374,11 @@ func (c *trainCmd) collections(ctx context.Context, entries []*benchEntry, eopts
 		if e.exclude != "" && e.test {
 			return nil, usageErr("train: --exclude-split applies to a training --bench, not to --eval-bench %s", e.spec)
 		}
+		if name, _, _ := strings.Cut(e.spec, ":"); (e.opts.Sample > 0 || e.exclude != "") && name != "beir" {
+			return nil, usageErr("train: --sample and --exclude-split apply to a --bench beir, not to %s", e.spec)
+		}
+	}
+	for _, e := range entries {
 		b, err := (&evalCmd{env: c.env}).benchDB(ctx, "train", e.spec, e.opts, &e.db, prog)
 		if err != nil {
 			return nil, err

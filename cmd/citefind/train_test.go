@@ -250,6 +250,7 @@ func TestTrainFlagErrors(t *testing.T) {
 		{"cache with two benches", []string{"train", "--bench", "acm-cr", "--bench", "acm-cr:contexts", "--cache", "f"}, "single --bench"},
 		{"unknown feature", []string{"train", "--bench", "acm-cr", "--drop-features", "nosuch"}, "no feature name"},
 		{"bad sample", []string{"train", "--bench", "beir", "--sample", "x"}, "not a number"},
+		{"sample of acm-cr", []string{"train", "--bench", "acm-cr", "--sample", "5"}, "apply to a --bench beir"},
 		{"bad pseudo", []string{"train", "--self", "--pseudo", "0"}, "--pseudo"},
 	}
 	for _, tc := range tests {
