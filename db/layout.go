@@ -23,6 +23,10 @@ const (
 	// LegacyFusionFile is PipelineFile's name before format 2; it is
 	// still read when there is no PipelineFile.
 	LegacyFusionFile = "fusion.json"
+	// LearnedModelFile is the learned reranker's model trained on the
+	// database's own papers (citefind train --self); when present, it
+	// is the model of --rerank learned on this database.
+	LearnedModelFile = "learned-model.json"
 	// LockFile is the write lock.
 	LockFile = "lock"
 )

@@ -819,6 +819,11 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 	if err != nil {
 		return nil, err
 	}
+	if rb, ok := rr.(rerank.RetrieverBound); ok {
+		if err := rb.CheckRetrievers(names); err != nil {
+			return nil, err
+		}
+	}
 	s := e.acquire()
 	if s == nil {
 		return nil, errClosed
@@ -858,7 +863,7 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 
 	if rr.Name() != rerank.NameNone && len(cands) > 1 {
 		start := time.Now()
-		out, err := rr.Rerank(ctx, cleaned, cands)
+		out, err := rr.Rerank(ctx, text, cands)
 		if err != nil {
 			return nil, fmt.Errorf("rerank: %w", err)
 		}

@@ -3,10 +3,12 @@ package engine
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/ollama/ollama/api"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/db"
 	"github.com/citefind/citefind/internal/llm"
 	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/rerank/learned"
@@ -15,8 +17,9 @@ import (
 
 // Reranker returns the named reranker (citefind.RerankerNames; "" is
 // none), made on first use from the engine's Options: the learned
-// reranker with Options.RerankModel (or the model that ships with
-// citefind), the LLM reranker with Options.LLM and Options.Ollama.
+// reranker with Options.RerankModel (else the database's own model,
+// db.LearnedModelFile, else the model that ships with citefind; read once,
+// when first used), the LLM reranker with Options.LLM and Options.Ollama.
 func (e *Engine) Reranker(name string) (rerank.Reranker, error) {
 	if name == "" {
 		name = rerank.NameNone
@@ -35,11 +38,7 @@ func (e *Engine) Reranker(name string) (rerank.Reranker, error) {
 	case rerank.NameNone:
 		r = rerank.None{}
 	case rerank.NameLearned:
-		if e.opts.RerankModel == "" {
-			r, err = learned.Default()
-		} else {
-			r, err = learned.Load(e.opts.RerankModel)
-		}
+		r, err = e.learnedReranker()
 	case rerank.NameLLM:
 		var client *api.Client
 		if client, err = e.ollama(); err == nil {
@@ -54,6 +53,20 @@ func (e *Engine) Reranker(name string) (rerank.Reranker, error) {
 	}
 	e.rerankers[name] = r
 	return r, nil
+}
+
+// learnedReranker loads Options.RerankModel, else the database's own
+// model (db.LearnedModelFile, written by citefind train --self) when it
+// has one, else the model that ships with citefind.
+func (e *Engine) learnedReranker() (*learned.Reranker, error) {
+	if e.opts.RerankModel != "" {
+		return learned.Load(e.opts.RerankModel)
+	}
+	own := filepath.Join(e.db.Dir, db.LearnedModelFile)
+	if _, err := os.Stat(own); err == nil {
+		return learned.Load(own)
+	}
+	return learned.Default()
 }
 
 func (e *Engine) ollama() (*api.Client, error) {

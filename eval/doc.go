@@ -13,7 +13,10 @@
 // statistics (randomisation test, bootstrap intervals), saved runs
 // (RunFile, read back for comparisons), TREC run files, recall@K and
 // win/loss figures (gonum/plot, PNG and SVG) and the Markdown and JSON
-// reports of `citefind eval`.
+// reports of `citefind eval`. For the learned reranker it makes the
+// candidate datasets (CandidateDataset, SelfDataset for self-training),
+// cross-validates within a collection (CrossValidate) and checks transfer
+// across collections (LeaveOneCollectionOut, ScoreOrders).
 //
 //	acm, err := eval.LoadACMCR(datadir.Bench("acm-cr"))   // both topic sets
 //	if err != nil { … }

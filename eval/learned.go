@@ -24,7 +24,8 @@ type DatasetOptions struct {
 	Retrievers []string
 	Depth      int
 	// Settings describes the retrieval (every setting that changes the
-	// candidates); the cache is used only when it matches.
+	// candidates); the cache is used only when it matches. The number of
+	// queries and a digest of their ids are added to it.
 	Settings string
 	// Cache is the dataset file; "" means a file in Dir named after a
 	// hash of Settings.
@@ -43,6 +44,17 @@ type DatasetOptions struct {
 // the learned reranker trains on judgements by paper ID.
 func CandidateDataset(ctx context.Context, b *Bench, search func(ctx context.Context, text string) ([]rerank.Candidate, error),
 	resolve func(ids []string) (map[string]string, error), o DatasetOptions) (*learned.Dataset, error) {
+	// The queries are part of the settings: a sample, or a split with
+	// some queries excluded, is another dataset than the whole split.
+	qh := sha256.New()
+	nq := 0
+	for _, set := range b.Sets {
+		for _, q := range set.Queries {
+			fmt.Fprintf(qh, "%s\x00%s\x00", set.Name, q.ID)
+			nq++
+		}
+	}
+	o.Settings += fmt.Sprintf(" queries=%d/%s", nq, hex.EncodeToString(qh.Sum(nil)[:6]))
 	cache := o.Cache
 	if cache == "" {
 		h := sha256.Sum256([]byte(o.Settings))

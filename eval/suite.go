@@ -271,7 +271,7 @@ type SuiteSweep struct {
 	Sweeps   map[string][]*Result
 	Baseline map[string]*Result
 	Choice   Choice
-	HeldOut  []HeldOut
+	HeldOut  []WeightsHeldOut
 }
 
 // WriteSuiteSweep writes a sweep's outcome: the chosen weights, the top

@@ -164,8 +164,8 @@ func ChooseWeightsAcross(grid []map[string]float64, sweeps map[string][]*Result,
 		func(set string) Metrics { return baseline[set].Metrics })
 }
 
-// HeldOut is one collection's outcome in LeaveOneCollectionOut.
-type HeldOut struct {
+// WeightsHeldOut is one collection's outcome in LeaveOneCollectionOutWeights.
+type WeightsHeldOut struct {
 	Collection string
 	// Weights were chosen (ChooseWeightsAcross) on the other collections.
 	Weights map[string]float64
@@ -175,11 +175,11 @@ type HeldOut struct {
 	Metrics, Baseline map[string]Metrics
 }
 
-// LeaveOneCollectionOut estimates how a choice made on some collections
+// LeaveOneCollectionOutWeights estimates how a choice made on some collections
 // holds on another: for each collection (collectionOf maps a set key of
 // sweeps to it), weights are chosen on the other collections' sets and
 // scored on its own.
-func LeaveOneCollectionOut(grid []map[string]float64, sweeps map[string][]*Result, baseline map[string]*Result, base string, collectionOf func(set string) string) []HeldOut {
+func LeaveOneCollectionOutWeights(grid []map[string]float64, sweeps map[string][]*Result, baseline map[string]*Result, base string, collectionOf func(set string) string) []WeightsHeldOut {
 	sets := setNames(sweeps)
 	var cols []string
 	seen := map[string]bool{}
@@ -189,7 +189,7 @@ func LeaveOneCollectionOut(grid []map[string]float64, sweeps map[string][]*Resul
 			cols = append(cols, c)
 		}
 	}
-	var out []HeldOut
+	var out []WeightsHeldOut
 	for _, c := range cols {
 		var train []string
 		for _, s := range sets {
@@ -203,7 +203,7 @@ func LeaveOneCollectionOut(grid []map[string]float64, sweeps map[string][]*Resul
 		ch := choose(grid, base, train, false,
 			func(set string, i int) Metrics { return sweeps[set][i].Metrics },
 			func(set string) Metrics { return baseline[set].Metrics })
-		h := HeldOut{Collection: c, Weights: ch.Weights, OK: ch.OK, Metrics: map[string]Metrics{}, Baseline: map[string]Metrics{}}
+		h := WeightsHeldOut{Collection: c, Weights: ch.Weights, OK: ch.OK, Metrics: map[string]Metrics{}, Baseline: map[string]Metrics{}}
 		idx := -1
 		for i, w := range grid {
 			if sameWeights(w, ch.Weights) {

@@ -55,13 +55,24 @@ type Outcome struct {
 	Unknown int
 }
 
-// Reranker reorders candidates. Rerank returns an error only when ctx is
+// Reranker reorders candidates. query is the text as the user gave it,
+// citation markers included (a reranker may read where they are and
+// cleans what it needs). Rerank returns an error only when ctx is
 // cancelled by the caller or the input is unusable; a model failure or a
 // missed deadline returns the input order with Fallback set and a warning.
 // Implementations are safe for concurrent use.
 type Reranker interface {
 	Name() string
 	Rerank(ctx context.Context, query string, cands []Candidate) (Outcome, error)
+}
+
+// RetrieverBound is implemented by rerankers made for the lists of
+// particular retrievers (the learned reranker, whose features include
+// each retriever's rank and score). CheckRetrievers returns an error,
+// saying why, when a search fusing the named retrievers cannot be
+// reranked by it; callers check before reranking.
+type RetrieverBound interface {
+	CheckRetrievers(names []string) error
 }
 
 // None keeps the fused order.

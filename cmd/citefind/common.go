@@ -142,7 +142,7 @@ type llmFlags struct {
 
 func (f *llmFlags) register(fs *flag.FlagSet) {
 	f.registerLLM(fs)
-	fs.StringVar(&f.rerankModel, "rerank-model", "", "learned reranker model `FILE` (default: the model that ships with citefind)")
+	fs.StringVar(&f.rerankModel, "rerank-model", "", "learned reranker model `FILE` (default: the database's own learned-model.json, else the model that ships with citefind)")
 }
 
 // registerLLM registers --llm alone (eval has its own --rerank-model).

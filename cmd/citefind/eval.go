@@ -100,8 +100,10 @@ candidates (always 0: the guard maps every answer to a candidate) and the
 share of model answers that named a non-candidate.
 
 --rerank learned adds the stage "reranked": the fused candidates (top -k)
-reordered by the learned reranker, the built-in model or --rerank-model FILE
-(see citefind train). With --folds N it is cross-validated instead: the
+reordered by the learned reranker: --rerank-model FILE, else the database's
+own model (train --self), else the built-in one (trained on ACM-CR, SciFact
+and ScisummNet; see citefind train and docs/rerank.md). A model trained on
+other retrievers' candidates is refused before the first query. With --folds N it is cross-validated instead: the
 queries are split into N folds by citing paper (both topic sets alike), a
 model is trained on the other folds' queries and reranks each fold's queries,
 so no query is reranked by a model that saw its citing paper. The candidates
@@ -268,7 +270,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 				return err
 			}
 			engineRerank = rerank.NameNone
-		} else if err := c.checkLearnedModel(lf.model, stageNames); err != nil {
+		} else if err := c.checkLearnedModel(eng, stageNames); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +26,7 @@ type learnedFlags struct {
 }
 
 func (f *learnedFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.model, "rerank-model", "", "learned reranker model `FILE` (default: the built-in model, trained on ACM-CR)")
+	fs.StringVar(&f.model, "rerank-model", "", "learned reranker model `FILE` (default: the database's own learned-model.json, else the built-in model)")
 	fs.IntVar(&f.folds, "folds", 0, "with --rerank learned: cross-validate over `N` folds by citing paper (train on N-1, rerank the held-out fold) instead of using a model file")
 	fs.StringVar(&f.cache, "rerank-cache", "", "candidate dataset `FILE` for --folds (default: in --db, keyed by the retrieval settings)")
 	fs.Uint64Var(&f.seed, "folds-seed", 1, "seed of the fold assignment")
@@ -72,22 +71,17 @@ func (f *learnedFlags) settings(name string, s map[string]string) {
 	}
 }
 
-// checkLearnedModel warns when the learned model (the built-in one, or
-// path) was trained on candidates from other retrievers than names.
-func (c *evalCmd) checkLearnedModel(path string, names []string) error {
-	var m *learned.Model
-	var err error
-	if path != "" {
-		m, err = learned.LoadModel(path)
-	} else {
-		m, err = learned.DefaultModel()
-	}
+// checkLearnedModel fails when the engine's learned model (--rerank-model,
+// the database's own or the built-in one) cannot rerank the fused lists
+// of names: it was trained on other retrievers' candidates, or for
+// another feature set.
+func (c *evalCmd) checkLearnedModel(eng *engine.Engine, names []string) error {
+	r, err := eng.Reranker(rerank.NameLearned)
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(m.Retrievers, names) {
-		fmt.Fprintf(c.stderr, "warning: the learned model was trained on candidates from %s; this run retrieves with %s\n",
-			strings.Join(m.Retrievers, ","), strings.Join(names, ","))
+	if rb, ok := r.(rerank.RetrieverBound); ok {
+		return rb.CheckRetrievers(names)
 	}
 	return nil
 }

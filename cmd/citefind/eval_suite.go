@@ -185,6 +185,6 @@ func (s *suiteSweeper) add(ctx context.Context, col string, sets []eval.TopicSet
 func (s *suiteSweeper) result() eval.SuiteSweep {
 	ss := eval.SuiteSweep{Method: string(s.method), Names: s.names, Grid: s.grid, Sweeps: s.sweeps, Baseline: s.baseline}
 	ss.Choice = eval.ChooseWeightsAcross(s.grid, s.sweeps, s.baseline, s.names[0])
-	ss.HeldOut = eval.LeaveOneCollectionOut(s.grid, s.sweeps, s.baseline, s.names[0], func(set string) string { return s.collection[set] })
+	ss.HeldOut = eval.LeaveOneCollectionOutWeights(s.grid, s.sweeps, s.baseline, s.names[0], func(set string) string { return s.collection[set] })
 	return ss
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,13 @@ func TestTrainAndEvalLearned(t *testing.T) {
 	require.NoError(t, err, stderr)
 	assert.Contains(t, stderr, "candidate dataset: 3 queries from")
 
-	out, stderr, err := cli(t, "", append([]string{"eval", "--json", "--rerank", "learned", "--rerank-model", model}, bench...)...)
+	// The database's pipeline fuses bm25, rm3 and citing; the model was
+	// trained on bm25's candidates alone: refused, naming both.
+	_, _, err = cli(t, "", append([]string{"eval", "--rerank", "learned", "--rerank-model", model}, bench...)...)
+	require.ErrorIs(t, err, learned.ErrRetrievers)
+	assert.Contains(t, err.Error(), "trained on candidates of bm25, and this search fuses bm25,rm3,citing")
+
+	out, stderr, err := cli(t, "", append([]string{"eval", "--json", "--retrievers", "bm25", "--rerank", "learned", "--rerank-model", model}, bench...)...)
 	require.NoError(t, err, stderr)
 	var rep []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
@@ -82,6 +89,175 @@ func TestLearnedFlagErrors(t *testing.T) {
 			_, _, err := cli(t, "", tc.args...)
 			require.Error(t, err)
 			assert.True(t, strings.Contains(err.Error(), tc.want), err.Error())
+			var xe *exitError
+			require.ErrorAs(t, err, &xe)
+			assert.Equal(t, 2, xe.code)
+		})
+	}
+}
+
+// writeLibrary writes n synthetic papers as CSL JSON Lines (titles and
+// abstracts on a few topics) and returns the file.
+func writeLibrary(t *testing.T, dir string, n int) string {
+	t.Helper()
+	topics := []string{"neural ranking models", "query expansion with relevance feedback", "click models of user behaviour",
+		"learning to rank with gradient boosting", "dense passage retrieval", "citation recommendation from context",
+		"reciprocal rank fusion", "probabilistic relevance frameworks"}
+	var b strings.Builder
+	for i := range n {
+		topic := topics[i%len(topics)]
+		item := map[string]any{"id": fmt.Sprintf("lib%03d", i), "type": "article-journal",
+			"title": fmt.Sprintf("Studies of %s: variant %d", topic, i),
+			"abstract": fmt.Sprintf("We investigate %s for collection %d. The method builds on %s and extends it with new components. "+
+				"Experiments on %d benchmark collections show consistent gains over strong baselines.", topic, i, topics[(i+3)%len(topics)], 2+i%5),
+			"issued": map[string]any{"date-parts": [][]int{{2000 + i%24}}}}
+		line, err := json.Marshal(item)
+		require.NoError(t, err)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(dir, "library.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
+}
+
+// TestTrainSelf self-trains on a library, checks that --rerank learned
+// on that database then uses its model, and that a library too small to
+// learn from is refused.
+func TestTrainSelf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes a 240-paper library and searches 120 pseudo-queries")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db")
+	_, stderr, err := cli(t, "", "index", "--db", db, "--quiet", writeLibrary(t, dir, 240))
+	require.NoError(t, err, stderr)
+
+	// By default the built-in model is adapted: its trees, then those
+	// fitted to the pseudo-queries; written where --rerank learned finds it.
+	_, stderr, err = cli(t, "", "train", "--self", "--db", db, "--quiet", "--pseudo", "120", "--trees", "5", "--min-leaf", "5")
+	require.NoError(t, err, stderr)
+	own := filepath.Join(db, "learned-model.json")
+	assert.Contains(t, stderr, "wrote "+own)
+	assert.Contains(t, stderr, "pseudo-queries: 120")
+	assert.Contains(t, stderr, "5 trees added to acm-cr+beir:scifact+beir:scisummnet")
+	builtin, err := learned.DefaultModel()
+	require.NoError(t, err)
+	m, err := learned.LoadModel(own)
+	require.NoError(t, err)
+	assert.Len(t, m.Trees, len(builtin.Trees)+5)
+	assert.Equal(t, builtin.Trees, m.Trees[:len(builtin.Trees)])
+	assert.Equal(t, "self:"+db, m.Training.Bench)
+	assert.NotEmpty(t, m.Training.Base)
+	out, stderr, err := cli(t, "", "query", "--db", db, "--rerank", "learned", "--json", "dense passage retrieval [3]")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, `"learned"`)
+
+	// The built-in model reranks bm25, rm3 and citing: it cannot be
+	// adapted to bm25 alone.
+	_, _, err = cli(t, "", "train", "--self", "--db", db, "--quiet", "--retrievers", "bm25")
+	require.ErrorIs(t, err, learned.ErrRetrievers)
+	var xe *exitError
+	require.ErrorAs(t, err, &xe)
+	assert.Equal(t, 2, xe.code)
+
+	// From scratch, for bm25 alone.
+	_, stderr, err = cli(t, "", "train", "--self", "--from", "none", "--db", db, "--quiet", "--pseudo", "120", "--trees", "5",
+		"--min-leaf", "5", "--retrievers", "bm25")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stderr, "trained from scratch")
+	m, err = learned.LoadModel(own)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"bm25"}, m.Retrievers)
+	assert.Len(t, m.Trees, 5)
+
+	// The database's pipeline fuses bm25, rm3 and citing: the model of
+	// bm25 alone is refused, naming both; with bm25 alone it reranks.
+	_, _, err = cli(t, "", "query", "--db", db, "--rerank", "learned", "dense passage retrieval [3]")
+	require.ErrorIs(t, err, learned.ErrRetrievers)
+	assert.Contains(t, err.Error(), "bm25,rm3,citing")
+	out, stderr, err = cli(t, "", "query", "--db", db, "--rerank", "learned", "--retrievers", "bm25", "--json", "dense passage retrieval [3]")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, `"learned"`)
+
+	t.Run("TooSmall", func(t *testing.T) {
+		small := filepath.Join(t.TempDir(), "db")
+		_, stderr, err := cli(t, "", "index", "--db", small, "--quiet", samplePath(t))
+		require.NoError(t, err, stderr)
+		_, _, err = cli(t, "", "train", "--self", "--db", small, "--quiet")
+		require.Error(t, err)
+		var xe *exitError
+		require.ErrorAs(t, err, &xe)
+		assert.Equal(t, 1, xe.code)
+		assert.Contains(t, err.Error(), "too small to learn from")
+		assert.Contains(t, err.Error(), "30 papers")
+		assert.NoFileExists(t, filepath.Join(small, "learned-model.json"))
+	})
+}
+
+// TestTrainSeveralBenchmarks trains on two collections (each --bench with
+// its own --corpus, --queries and --db), scores an --eval-bench, and runs
+// leave-one-collection-out.
+func TestTrainSeveralBenchmarks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes two collections")
+	}
+	dir := t.TempDir()
+	lib := writeLibrary(t, dir, 40)
+	queries := func(name string, ids ...int) string {
+		var b strings.Builder
+		for _, i := range ids {
+			fmt.Fprintf(&b, `{"id":"%s%d","text":"Variant %d of this line of work [4] extends the idea.","relevant":["lib%03d"]}`+"\n", name, i, i, i)
+		}
+		p := filepath.Join(dir, name+".jsonl")
+		require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+		return p
+	}
+	a, b, c := queries("a", 1, 2, 3, 4, 5, 6), queries("b", 7, 8, 9, 10, 11), queries("c", 12, 13, 14)
+	model := filepath.Join(dir, "m.json")
+	common := []string{"--retrievers", "bm25", "--trees", "5", "--min-leaf", "1", "--quiet"}
+	args := append([]string{"train", "--out", model,
+		"--bench", "jsonl", "--corpus", lib, "--queries", a, "--db", filepath.Join(dir, "db1"),
+		"--bench", "jsonl", "--corpus", lib, "--queries", b, "--db", filepath.Join(dir, "db2"),
+		"--eval-bench", "jsonl", "--corpus", lib, "--queries", c, "--db", filepath.Join(dir, "db2")}, common...)
+	out, stderr, err := cli(t, "", args...)
+	require.NoError(t, err, stderr)
+	m, err := learned.LoadModel(model)
+	require.NoError(t, err)
+	assert.Equal(t, 11, m.Training.Queries, "both training benchmarks, not the --eval-bench")
+	assert.Equal(t, "jsonl+jsonl", m.Training.Bench)
+	assert.Contains(t, out, "| m.json | jsonl:c | 3 |")
+
+	out, stderr, err = cli(t, "", append([]string{"train", "--loco", "--loco-out", filepath.Join(dir, "loco")}, args[3:]...)...)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "Leave-one-collection-out")
+	assert.Contains(t, out, "| without jsonl | jsonl:a | 6 |")
+	assert.Contains(t, out, "| without jsonl | jsonl:c | 3 |")
+	assert.Contains(t, out, "rule (none below −.005, mean above 0)")
+	assert.FileExists(t, filepath.Join(dir, "loco", "loco-without-jsonl.json"))
+}
+
+func TestTrainFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"data twice for a bench", []string{"train", "--bench", "acm-cr", "--data", "x", "--data", "y"}, "given twice"},
+		{"only eval benches", []string{"train", "--eval-bench", "acm-cr"}, "--bench is required"},
+		{"self with bench", []string{"train", "--self", "--bench", "acm-cr"}, "without --bench"},
+		{"loco-out without loco", []string{"train", "--bench", "acm-cr", "--loco-out", "d"}, "needs --loco"},
+		{"cache with two benches", []string{"train", "--bench", "acm-cr", "--bench", "acm-cr:contexts", "--cache", "f"}, "single --bench"},
+		{"unknown feature", []string{"train", "--bench", "acm-cr", "--drop-features", "nosuch"}, "no feature name"},
+		{"bad sample", []string{"train", "--bench", "beir", "--sample", "x"}, "not a number"},
+		{"sample of acm-cr", []string{"train", "--bench", "acm-cr", "--sample", "5"}, "apply to a --bench beir"},
+		{"bad pseudo", []string{"train", "--self", "--pseudo", "0"}, "--pseudo"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := cli(t, "", tc.args...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
 			var xe *exitError
 			require.ErrorAs(t, err, &xe)
 			assert.Equal(t, 2, xe.code)

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/citefind/citefind/fuse"
@@ -53,7 +54,10 @@ type Query struct {
 	Set   string `json:"set"` // topic set, e.g. "contexts"
 	ID    string `json:"id"`
 	Group string `json:"group"` // cross-validation group (ACM-CR: the citing paper)
-	Text  string `json:"text"`  // as given (citation markers not cleaned)
+	// Collection is the dataset a query came from in a merged dataset
+	// (Merge): its Bench; "" otherwise.
+	Collection string `json:"collection,omitempty"`
+	Text       string `json:"text"` // as given (citation markers not cleaned)
 	// Relevant are the paper IDs judged relevant that are in the
 	// collection; Missing counts judged items that are not.
 	Relevant []string `json:"relevant"`
@@ -160,6 +164,78 @@ func (d *Dataset) Samples(ctx context.Context, retrievers []string) ([]Sample, e
 	return out, nil
 }
 
+// Merge returns one dataset holding the queries of parts, for training
+// on several collections at once. The parts must have been fused from
+// the same retrievers (in any order) and be as deep. Each query keeps
+// its part's Bench as Collection; its set becomes "BENCH:SET", its group
+// "BENCH/GROUP" (the query id when it has no group), and paper IDs are
+// prefixed with the part's index, so that papers of different
+// collections never share an ID.
+func Merge(parts ...*Dataset) (*Dataset, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("merge: %w: no dataset", ErrInvalidDataset)
+	}
+	first := parts[0]
+	out := &Dataset{Version: DatasetVersion, Depth: first.Depth, Retrievers: slices.Clone(first.Retrievers),
+		Papers: map[string]Paper{}}
+	var benches, settings []string
+	want := slices.Sorted(slices.Values(first.Retrievers))
+	for i, d := range parts {
+		if got := slices.Sorted(slices.Values(d.Retrievers)); !slices.Equal(got, want) {
+			return nil, fmt.Errorf("merge: %w: %s was fused from %v, %s from %v", ErrInvalidDataset, first.Bench, first.Retrievers, d.Bench, d.Retrievers)
+		}
+		if d.Depth != first.Depth {
+			return nil, fmt.Errorf("merge: %w: %s has %d candidates a query, %s %d", ErrInvalidDataset, first.Bench, first.Depth, d.Bench, d.Depth)
+		}
+		prefix := fmt.Sprintf("%d\x1f", i)
+		for id, p := range d.Papers {
+			out.Papers[prefix+id] = p
+		}
+		for _, q := range d.Queries {
+			q.Collection = d.Bench
+			q.Set = d.Bench + ":" + q.Set
+			g := q.Group
+			if g == "" {
+				g = q.ID
+			}
+			q.Group = d.Bench + "/" + g
+			q.Relevant = slices.Clone(q.Relevant)
+			for k := range q.Relevant {
+				q.Relevant[k] = prefix + q.Relevant[k]
+			}
+			cands := make([]Cand, len(q.Cands))
+			for k, c := range q.Cands {
+				c.ID = prefix + c.ID
+				cands[k] = c
+			}
+			q.Cands = cands
+			out.Queries = append(out.Queries, q)
+		}
+		benches = append(benches, d.Bench)
+		settings = append(settings, d.Settings)
+		if d.Created.After(out.Created) {
+			out.Created = d.Created
+		}
+	}
+	out.Bench = strings.Join(benches, "+")
+	out.Settings = strings.Join(settings, " | ")
+	return out, nil
+}
+
+// Balance sets the weight of every sample so that each collection
+// (Query.Collection, or Bench when not merged) weighs the same in the
+// loss whatever its number of queries: a query of a collection of n
+// queries weighs N / (C·n), N queries and C collections in all.
+func Balance(d *Dataset, samples []Sample) {
+	count := map[string]int{}
+	for _, q := range d.Queries {
+		count[q.Collection]++
+	}
+	for i, q := range d.Queries {
+		samples[i].Weight = float64(len(d.Queries)) / float64(len(count)*count[q.Collection])
+	}
+}
+
 // Folds assigns each group to one of n folds: the distinct groups, in
 // sorted order, are shuffled with seed and dealt round-robin. Queries
 // with the same group always share a fold; the result maps group → fold
@@ -199,14 +275,61 @@ func Train(ctx context.Context, d *Dataset, samples []Sample, use func(i int) bo
 		return nil, fmt.Errorf("train: no query to train on")
 	}
 	names := FeatureNames(d.Retrievers)
-	m, err := fit(ctx, train, len(names), p)
+	m, err := fit(ctx, train, names, p, nil)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	m.Format, m.Version = FormatName, FormatVersion
+	m.Format, m.Version, m.FeatureSet = FormatName, FormatVersion, FeatureSet
 	m.Retrievers, m.Features = slices.Clone(d.Retrievers), names
 	if prov.Bench == "" {
 		prov.Bench = d.Bench
+	}
+	if prov.Depth == 0 {
+		prov.Depth = d.Depth
+	}
+	if prov.Settings == "" {
+		prov.Settings = d.Settings
+	}
+	m.Training = prov
+	return m, nil
+}
+
+// Adapt continues the boosting of base on the queries of d (self-training
+// on a library from a model trained elsewhere): p.Trees new trees are
+// fitted to the LambdaRank gradients at base's scores, and the model is
+// base's trees followed by them, so that a weak or misleading training
+// signal moves base's ranking only as far as those trees take it. base
+// must be a LambdaMART model whose retrievers are d's.
+func Adapt(ctx context.Context, base *Model, d *Dataset, samples []Sample, p Params, prov Provenance) (*Model, error) {
+	if base.Params.Kind != KindLambdaMART || len(base.Trees) == 0 {
+		return nil, fmt.Errorf("adapt: %w: the base model is not a LambdaMART model", ErrInvalidModel)
+	}
+	if !slices.Equal(base.Retrievers, d.Retrievers) {
+		return nil, fmt.Errorf("adapt: %w: the base model was trained on candidates of %s, these come from %s", ErrRetrievers,
+			strings.Join(base.Retrievers, ","), strings.Join(d.Retrievers, ","))
+	}
+	p.Kind = KindLambdaMART
+	names := FeatureNames(d.Retrievers)
+	var train []Sample
+	prov.Queries, prov.Candidates, prov.Relevant = len(samples), 0, 0
+	for _, s := range samples {
+		train = append(train, s)
+		prov.Candidates += len(s.Labels)
+		for _, l := range s.Labels {
+			if l > 0 {
+				prov.Relevant++
+			}
+		}
+	}
+	m, err := fit(ctx, train, names, p, base)
+	if err != nil {
+		return nil, fmt.Errorf("adapt: %w", err)
+	}
+	m.Format, m.Version, m.FeatureSet = FormatName, FormatVersion, FeatureSet
+	m.Retrievers, m.Features = slices.Clone(d.Retrievers), names
+	m.Trees = append(slices.Clone(base.Trees), m.Trees...)
+	if prov.Base == "" {
+		prov.Base = fmt.Sprintf("%s (%d trees, %d queries)", base.Training.Bench, len(base.Trees), base.Training.Queries)
 	}
 	if prov.Depth == 0 {
 		prov.Depth = d.Depth

@@ -12,9 +12,22 @@ import (
 	"github.com/citefind/citefind/retrieve/sparse"
 )
 
-// missingLogRank is the log2 rank given to a candidate that a retriever
-// did not return (as if it were at rank 1024, beyond any list depth used).
-const missingLogRank = 10
+// FeatureSet names the features this package computes (FeatureNames).
+// A model records the feature set it was trained for, and Load refuses a
+// model of another one: the same names can mean different values.
+//
+//   - "v1" (model format 1): raw ranks, BM25 values, lengths and years,
+//     which differ in scale from one collection to another;
+//   - "transfer-2": every feature normalised per query (ranks over the
+//     list depth, scores min-max, z-scored and as a share of the best in
+//     the query's list, overlaps as fractions, lengths relative to the
+//     candidates'), no raw year, no query length: a value means the same
+//     on any collection.
+const FeatureSet = "transfer-2"
+
+// missingRank is the normalised rank (rank / list length) given to a
+// candidate that a retriever did not return: beyond any returned one.
+const missingRank = 1.5
 
 // prfDepth is how many top fused candidates make the pseudo-relevance
 // centroid of the "prf.sim" feature.
@@ -23,28 +36,28 @@ const prfDepth = 10
 // Names of the features that do not depend on the retrievers, in vector
 // order. Per-retriever features come first (see FeatureNames).
 var baseFeatures = []string{
-	"fused.rrank", "fused.logrank", "fused.minmax", "fused.count",
-	"q.len",
+	"fused.rank", "fused.rrank", "fused.minmax", "fused.z", "fused.frac",
 	"title.cov", "title.idfcov", "title.qfrac", "title.bigram", "title.bm25",
 	"abs.cov", "abs.idfcov", "abs.bigram", "abs.bm25",
-	"kw.cov", "kw.frac",
-	"all.idfcov",
+	"kw.cov",
+	"all.idfcov", "all.idfcov.z",
 	"acro.title", "acro.abs",
 	"author.any", "author.first",
-	"title.len", "abs.len", "abs.has",
-	"year", "year.rel", "year.has",
+	"title.lenr", "abs.lenr", "abs.has",
+	"year.pct", "year.has",
 	"venue.pool",
-	"prf.sim",
+	"prf.sim", "prf.simr",
 	"win.idfcov", "win.title", "sent.idfcov", "sent.bm25",
 }
 
 // perRetriever are the feature suffixes computed for each retriever name.
-var perRetriever = []string{"found", "rrank", "logrank", "minmax", "z"}
+var perRetriever = []string{"found", "rank", "rrank", "minmax", "z", "ratio"}
 
 // FeatureNames returns the names of the features computed for candidates
 // fused from the given retrievers, in vector order: for each retriever r,
-// r.found, r.rrank, r.logrank, r.minmax, r.z; then the fused-list, text
-// overlap, author, year, venue and pseudo-relevance features.
+// r.found, r.rank, r.rrank, r.minmax, r.z, r.ratio; then the fused-list,
+// text overlap, author, length, year, venue, pseudo-relevance and
+// local-context features (docs/rerank.md describes each).
 func FeatureNames(retrievers []string) []string {
 	var out []string
 	for _, r := range retrievers {
@@ -261,7 +274,7 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	}
 
 	// Pool statistics: document frequency of query terms over the
-	// candidates, average field lengths, venue counts, newest year.
+	// candidates, average field lengths, venue counts, years.
 	df := map[string]float64{}
 	dfTerms := slices.Clone(q.terms)
 	for _, ts := range append(slices.Clone(q.sents), q.wins...) {
@@ -273,7 +286,7 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	}
 	var titleLen, absLen float64
 	venues := map[string]int{}
-	maxYear := 0
+	var years []int
 	for i, d := range docs {
 		for _, t := range dfTerms {
 			if d.titleSet[t] || d.absSet[t] || d.kwSet[t] {
@@ -285,9 +298,12 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 		if v := strings.ToLower(strings.TrimSpace(cands[i].Venue)); v != "" {
 			venues[v]++
 		}
-		maxYear = max(maxYear, cands[i].Year)
+		if cands[i].Year > 0 {
+			years = append(years, cands[i].Year)
+		}
 	}
-	titleLen, absLen = titleLen/float64(n)+1e-9, absLen/float64(n)+1e-9
+	slices.Sort(years)
+	titleLen, absLen = titleLen/float64(n), absLen/float64(n)
 	idf := make(map[string]float64, len(dfTerms))
 	for _, t := range dfTerms {
 		idf[t] = math.Log(1 + (float64(n)-df[t]+0.5)/(df[t]+0.5))
@@ -298,32 +314,21 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	}
 
 	// Per-retriever list statistics over the candidates it returned.
-	type stats struct{ lo, hi, mean, sd float64 }
-	rs := make([]stats, len(x.retrievers))
+	rs := make([]listStats, len(x.retrievers))
 	for k, r := range x.retrievers {
 		var vals []float64
 		for i := range cands {
-			if s, ok := cands[i].Sources[r]; ok {
+			if s, ok := cands[i].Sources[r]; ok && s.Rank > 0 {
 				vals = append(vals, s.Score)
 			}
 		}
-		rs[k] = stats{lo: math.Inf(1), hi: math.Inf(-1)}
-		for _, v := range vals {
-			rs[k].lo, rs[k].hi = math.Min(rs[k].lo, v), math.Max(rs[k].hi, v)
-			rs[k].mean += v
-		}
-		if len(vals) > 0 {
-			rs[k].mean /= float64(len(vals))
-			for _, v := range vals {
-				rs[k].sd += (v - rs[k].mean) * (v - rs[k].mean)
-			}
-			rs[k].sd = math.Sqrt(rs[k].sd / float64(len(vals)))
-		}
+		rs[k] = statsOf(vals)
 	}
-	fLo, fHi := math.Inf(1), math.Inf(-1)
+	fused := make([]float64, n)
 	for i := range cands {
-		fLo, fHi = math.Min(fLo, cands[i].Score), math.Max(fHi, cands[i].Score)
+		fused[i] = cands[i].Score
 	}
+	fs := statsOf(fused)
 
 	// Pseudo-relevance centroid of the top fused candidates.
 	centroid := map[string]float64{}
@@ -334,45 +339,33 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	}
 	_, cNorm := sortedVec(centroid)
 
-	nq := float64(len(q.terms)) + 1e-9
+	nq := float64(len(q.terms))
+	nf := len(x.retrievers)*len(perRetriever) + len(baseFeatures)
+	base := len(x.retrievers) * len(perRetriever)
 	for i := range cands {
 		c, d := &cands[i], docs[i]
-		f := make([]float64, 0, len(x.retrievers)*len(perRetriever)+len(baseFeatures))
+		f := make([]float64, 0, nf)
 		for k, r := range x.retrievers {
 			s, ok := c.Sources[r]
 			if !ok || s.Rank <= 0 {
-				z := 0.0
-				if rs[k].sd > 0 {
-					z = (rs[k].lo-rs[k].mean)/rs[k].sd - 0.5
-				}
-				f = append(f, 0, 0, missingLogRank, 0, z)
+				// Not returned: below the lowest it returned.
+				f = append(f, 0, missingRank, 0, 0, rs[k].z(rs[k].lo)-0.5, 0)
 				continue
 			}
-			mm, z := 1.0, 0.0
-			if rs[k].hi > rs[k].lo {
-				mm = (s.Score - rs[k].lo) / (rs[k].hi - rs[k].lo)
-			}
-			if rs[k].sd > 0 {
-				z = (s.Score - rs[k].mean) / rs[k].sd
-			}
-			f = append(f, 1, 1/float64(s.Rank), math.Log2(float64(s.Rank)), mm, z)
+			f = append(f, 1, float64(s.Rank)/float64(n), 1/float64(s.Rank), rs[k].minmax(s.Score), rs[k].z(s.Score), rs[k].ratio(s.Score))
 		}
 		rank := c.Rank
 		if rank <= 0 {
 			rank = i + 1
 		}
-		fmm := 1.0
-		if fHi > fLo {
-			fmm = (c.Score - fLo) / (fHi - fLo)
-		}
 		count := 0
 		for _, r := range x.retrievers {
-			if _, ok := c.Sources[r]; ok {
+			if s, ok := c.Sources[r]; ok && s.Rank > 0 {
 				count++
 			}
 		}
-		f = append(f, 1/float64(rank), math.Log2(float64(rank)), fmm, float64(count))
-		f = append(f, math.Log1p(float64(len(q.terms))))
+		f = append(f, float64(rank)/float64(n), 1/float64(rank), fs.minmax(c.Score), fs.z(c.Score),
+			safeDiv(float64(count), float64(len(x.retrievers))))
 
 		var tHit, tIdf, aHit, aIdf, kHit, allIdf float64
 		for _, t := range q.terms {
@@ -398,12 +391,6 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 				titleInQuery++
 			}
 		}
-		kwInQuery := 0.0
-		for t := range d.kwSet {
-			if q.termSet[t] {
-				kwInQuery++
-			}
-		}
 		tb := 0.0
 		for _, b := range d.titleBigrams {
 			if q.bigrams[b] {
@@ -417,11 +404,11 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 			}
 		}
 		f = append(f,
-			tHit/nq, safeDiv(tIdf, idfSum), safeDiv(titleInQuery, float64(len(d.titleSet))),
+			safeDiv(tHit, nq), safeDiv(tIdf, idfSum), safeDiv(titleInQuery, float64(len(d.titleSet))),
 			safeDiv(tb, float64(len(d.titleBigrams))), bm25(q.terms, idf, d.title, titleLen),
-			aHit/nq, safeDiv(aIdf, idfSum), math.Log1p(ab), bm25(q.terms, idf, d.abs, absLen),
-			kHit/nq, safeDiv(kwInQuery, float64(len(d.kwSet))),
-			safeDiv(allIdf, idfSum))
+			safeDiv(aHit, nq), safeDiv(aIdf, idfSum), safeDiv(ab, float64(len(q.bigrams))), bm25(q.terms, idf, d.abs, absLen),
+			safeDiv(kHit, nq),
+			safeDiv(allIdf, idfSum), safeDiv(allIdf, idfSum)) // all.idfcov.z: z-scored below
 
 		var acT, acA float64
 		for _, w := range q.acronyms {
@@ -432,7 +419,8 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 				acA++
 			}
 		}
-		f = append(f, acT, acA)
+		na := float64(len(q.acronyms))
+		f = append(f, safeDiv(acT, na), safeDiv(acA, na))
 
 		anyAuthor, firstAuthor := 0.0, 0.0
 		for j, fam := range d.families {
@@ -449,13 +437,15 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 		if len(d.abs) > 0 {
 			hasAbs = 1
 		}
-		f = append(f, math.Log1p(float64(len(d.title))), math.Log1p(float64(len(d.abs))), hasAbs)
+		f = append(f, safeDiv(float64(len(d.title)), titleLen), safeDiv(float64(len(d.abs)), absLen), hasAbs)
 
-		year, yrel, yhas := 0.0, 0.0, 0.0
+		// The share of the dated candidates older than this one.
+		ypct, yhas := 0.0, 0.0
 		if c.Year > 0 {
-			year, yrel, yhas = float64(c.Year), float64(maxYear-c.Year), 1
+			older, _ := slices.BinarySearch(years, c.Year)
+			ypct, yhas = safeDiv(float64(older), float64(len(years)-1)), 1
 		}
-		f = append(f, year, yrel, yhas)
+		f = append(f, ypct, yhas)
 
 		vp := 0.0
 		if v := strings.ToLower(strings.TrimSpace(c.Venue)); v != "" {
@@ -471,7 +461,7 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 			}
 			sim = dot / (d.vecNorm * cNorm)
 		}
-		f = append(f, sim)
+		f = append(f, sim, sim) // prf.simr: a share of the best, below
 
 		var winAll, winTitle, sentAll, sentBM25 float64
 		for _, w := range q.wins {
@@ -484,16 +474,96 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 			sentBM25 = math.Max(sentBM25, bm25(uniq(st), idf, d.abs, absLen)+bm25(uniq(st), idf, d.title, titleLen))
 		}
 		f = append(f, winAll, winTitle, sentAll, sentBM25)
-		// A retriever may report a non-finite score; no feature is left
-		// NaN or infinite.
+		out[i] = f
+	}
+
+	// Scores whose scale depends on the query (BM25 grows with its
+	// length) become a share of the best candidate's; the overlap is
+	// z-scored over the candidates.
+	for _, name := range []string{"title.bm25", "abs.bm25", "sent.bm25", "prf.simr"} {
+		col := base + slices.Index(baseFeatures, name)
+		hi := 0.0
+		for _, f := range out {
+			hi = math.Max(hi, f[col])
+		}
+		for _, f := range out {
+			f[col] = safeDiv(f[col], hi)
+		}
+	}
+	col := base + slices.Index(baseFeatures, "all.idfcov.z")
+	vals := make([]float64, n)
+	for i, f := range out {
+		vals[i] = f[col]
+	}
+	st := statsOf(vals)
+	for _, f := range out {
+		f[col] = st.z(f[col])
+	}
+	// A retriever may report a non-finite score; no feature is left NaN
+	// or infinite.
+	for _, f := range out {
 		for k, v := range f {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				f[k] = 0
 			}
 		}
-		out[i] = f
 	}
 	return out
+}
+
+// listStats are the lowest, highest and mean score of a list and their
+// standard deviation.
+type listStats struct{ lo, hi, mean, sd float64 }
+
+// statsOf returns the statistics of the finite values of vals.
+func statsOf(vals []float64) listStats {
+	s := listStats{lo: math.Inf(1), hi: math.Inf(-1)}
+	k := 0
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		s.lo, s.hi = math.Min(s.lo, v), math.Max(s.hi, v)
+		s.mean += v
+		k++
+	}
+	if k == 0 {
+		return listStats{}
+	}
+	s.mean /= float64(k)
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		s.sd += (v - s.mean) * (v - s.mean)
+	}
+	s.sd = math.Sqrt(s.sd / float64(k))
+	return s
+}
+
+// minmax maps v into [0, 1] over the list (1 when all are equal).
+func (s listStats) minmax(v float64) float64 {
+	if s.hi > s.lo {
+		return (v - s.lo) / (s.hi - s.lo)
+	}
+	return 1
+}
+
+// z is v's z-score in the list (0 when all are equal).
+func (s listStats) z(v float64) float64 {
+	if s.sd > 0 {
+		return (v - s.mean) / s.sd
+	}
+	return 0
+}
+
+// ratio is v as a share of the list's best score (0 when that is not
+// positive).
+func (s listStats) ratio(v float64) float64 {
+	if s.hi > 0 {
+		return v / s.hi
+	}
+	return 0
 }
 
 // localCoverage returns the idf-weighted share of the distinct terms ts
@@ -558,7 +628,7 @@ func bm25(terms []string, idf map[string]float64, field []string, avgLen float64
 	}
 	const k1, b = 1.2, 0.75
 	s := 0.0
-	norm := k1 * (1 - b + b*float64(len(field))/avgLen)
+	norm := k1 * (1 - b + b*safeDiv(float64(len(field)), avgLen))
 	for _, t := range terms {
 		if f := tf[t]; f > 0 {
 			s += idf[t] * f * (k1 + 1) / (f + norm)

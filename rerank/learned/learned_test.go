@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -116,14 +117,23 @@ func TestFeatures(t *testing.T) {
 		{"retrieved by dense", 0, "dense.found", 1},
 		{"not retrieved by dense", 1, "dense.found", 0},
 		{"dense reciprocal rank", 0, "dense.rrank", 1.0 / 3},
+		{"dense rank over the list length", 0, "dense.rank", 3.0 / 2},
 		{"missing rank", 1, "dense.rrank", 0},
-		{"retriever count", 0, "fused.count", 2},
+		{"bm25 score min-max", 1, "bm25.minmax", 0},
+		{"bm25 score as a share of the best", 1, "bm25.ratio", 0.5},
+		{"bm25 z-score", 0, "bm25.z", 1},
+		{"fused rank over the list length", 1, "fused.rank", 1},
+		{"share of the retrievers", 0, "fused.frac", 1},
+		{"share of the retrievers, one", 1, "fused.frac", 0.5},
 		{"author in query", 0, "author.any", 1},
 		{"first author", 0, "author.first", 1},
 		{"no author match", 1, "author.any", 0},
 		{"title terms in the query", 0, "title.qfrac", 3.0 / 6},
 		{"no title overlap", 1, "title.cov", 0},
-		{"year", 0, "year", 2020},
+		{"title BM25, the best", 0, "title.bm25", 1},
+		{"title BM25, none", 1, "title.bm25", 0},
+		{"acronym of the query in the title", 0, "acro.title", 0},
+		{"the newest dated candidate", 0, "year.pct", 0},
 		{"no year", 1, "year.has", 0},
 	}
 	for _, tc := range tests {
@@ -132,6 +142,31 @@ func TestFeatures(t *testing.T) {
 		})
 	}
 	assert.Equal(t, xs, learned.Features("Karpukhin et al. [3] use dense passage retrieval with DPR.", cands, rs), "deterministic")
+}
+
+// TestFeaturesAreScaleFree checks what makes a model transfer between
+// collections: scaling every retriever's scores and the fused scores,
+// or shifting every year, changes no feature.
+func TestFeaturesAreScaleFree(t *testing.T) {
+	d := synth(1, 30, 7)
+	rs := d.Retrievers
+	cands := d.Candidates(0)
+	want := learned.Features(d.Queries[0].Text, cands, rs)
+	scaled := d.Candidates(0)
+	for i := range scaled {
+		scaled[i].Score *= 37
+		scaled[i].Year += 100
+		src := map[string]fuse.Source{}
+		for name, s := range scaled[i].Sources {
+			src[name] = fuse.Source{Rank: s.Rank, Score: s.Score * 9.5}
+		}
+		scaled[i].Sources = src
+	}
+	got := learned.Features(d.Queries[0].Text, scaled, rs)
+	require.Len(t, got, len(want))
+	for i := range want {
+		assert.InDeltaSlice(t, want[i], got[i], 1e-9, "candidate %d", i)
+	}
 }
 
 func TestTrainLearnsAndIsDeterministic(t *testing.T) {
@@ -236,10 +271,10 @@ func TestSaveLoad(t *testing.T) {
 		{"not JSON", write("a.json", "nope")},
 		{"wrong format", write("b.json", `{"format":"x","version":1}`)},
 		{"wrong version", write("c.json", `{"format":"citefind-learned-reranker","version":99}`)},
-		{"feature mismatch", write("d.json", `{"format":"citefind-learned-reranker","version":1,"retrievers":["bm25"],"features":["x"],"params":{"kind":"lambdamart"}}`)},
+		{"feature mismatch", write("d.json", `{"format":"citefind-learned-reranker","version":2,"feature_set":"transfer-2","retrievers":["bm25"],"features":["x"],"params":{"kind":"lambdamart"}}`)},
 		{"no trees", write("e.json", string(replaceTrees(b, `"trees": []`)))},
 		{"bad child", write("f.json", string(replaceTrees(b, `"trees": [{"nodes":[{"f":0,"t":1,"l":0,"r":0}]}]`)))},
-		{"unknown field", write("g.json", `{"format":"citefind-learned-reranker","version":1,"extra":1}`)},
+		{"unknown field", write("g.json", `{"format":"citefind-learned-reranker","version":2,"extra":1}`)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,6 +283,19 @@ func TestSaveLoad(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.path)
 		})
 	}
+	t.Run("another feature set", func(t *testing.T) {
+		// A model of format 1 (feature set v1, like the model shipped
+		// before) is refused with both feature sets named.
+		old := strings.Replace(string(b), `"version": 2`, `"version": 1`, 1)
+		old = strings.Replace(old, `"feature_set": "transfer-2",`, "", 1)
+		path := write("v1.json", old)
+		_, err := learned.LoadModel(path)
+		require.ErrorIs(t, err, learned.ErrFeatureSet)
+		require.ErrorIs(t, err, learned.ErrInvalidModel)
+		assert.Contains(t, err.Error(), `feature set "v1"`)
+		assert.Contains(t, err.Error(), `feature set "transfer-2"`)
+		assert.Contains(t, err.Error(), path)
+	})
 	t.Run("missing file", func(t *testing.T) {
 		_, err := learned.LoadModel(filepath.Join(dir, "none.json"))
 		require.ErrorIs(t, err, os.ErrNotExist)
@@ -279,7 +327,11 @@ func TestDefaultModel(t *testing.T) {
 	r, err := learned.Default()
 	require.NoError(t, err)
 	m := r.Model()
-	assert.Equal(t, "acm-cr", m.Training.Bench)
+	// make train: ACM-CR, SciFact and ScisummNet, the default pipeline's
+	// candidates, this feature set.
+	assert.Equal(t, "acm-cr+beir:scifact+beir:scisummnet", m.Training.Bench)
+	assert.Equal(t, learned.FeatureSet, m.FeatureSet)
+	assert.Equal(t, []string{"bm25", "rm3", "citing"}, m.Retrievers)
 	assert.NotEmpty(t, m.Retrievers)
 	assert.Equal(t, rerank.NameLearned, r.Name())
 }

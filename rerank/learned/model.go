@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,13 +23,24 @@ import (
 const (
 	// FormatName is the "format" of every model file.
 	FormatName = "citefind-learned-reranker"
-	// FormatVersion is the model file version this package reads and writes.
-	FormatVersion = 1
+	// FormatVersion is the model file version this package reads and
+	// writes: 2 since the feature set "transfer-2" (FeatureSet); version
+	// 1 files hold feature set "v1".
+	FormatVersion = 2
 )
 
 // ErrInvalidModel means a model file could not be used; the error says
 // which file and why.
 var ErrInvalidModel = errors.New("invalid learned reranker model")
+
+// ErrFeatureSet means a model was trained for another feature set than
+// the one this citefind computes (it also wraps ErrInvalidModel), and
+// ErrRetrievers that candidates come from other retrievers than the
+// model was trained with.
+var (
+	ErrFeatureSet = errors.New("learned reranker model of another feature set")
+	ErrRetrievers = errors.New("learned reranker model of other retrievers")
+)
 
 // Node is one node of a regression tree. A node with Feature < 0 is a
 // leaf worth Value; otherwise a vector x goes Left when
@@ -87,6 +99,9 @@ type Provenance struct {
 	Created    time.Time `json:"created"`
 	Command    string    `json:"command,omitempty"`
 	Settings   string    `json:"settings,omitempty"` // retrieval settings of the candidates
+	// Base describes the model an adapted model started from (Adapt);
+	// "" when it was trained from scratch.
+	Base string `json:"base,omitempty"`
 }
 
 // Model is a trained learned reranker, as stored in a model file
@@ -94,6 +109,9 @@ type Provenance struct {
 type Model struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
+	// FeatureSet is the feature set the model was trained for
+	// (FeatureSet when it was made by this citefind).
+	FeatureSet string `json:"feature_set"`
 	// Retrievers are the retriever names the features were computed for,
 	// in feature order. A candidate a retriever did not return gets that
 	// retriever's "not retrieved" values; a retriever of the candidates
@@ -174,15 +192,20 @@ func (m *Model) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalidModel, fmt.Sprintf(format, args...))
 	}
-	switch {
-	case m.Format != FormatName:
+	if m.Format != FormatName {
 		return bad("format is %q, want %q", m.Format, FormatName)
-	case m.Version != FormatVersion:
-		return bad("version %d, this citefind reads version %d (retrain with `citefind train`)", m.Version, FormatVersion)
+	}
+	set := m.FeatureSet
+	if set == "" && m.Version == 1 {
+		set = "v1"
+	}
+	if m.Version != FormatVersion || set != FeatureSet {
+		return fmt.Errorf("%w: %w: it was trained for feature set %q (model format %d), this citefind computes feature set %q (format %d); retrain it with `citefind train`",
+			ErrInvalidModel, ErrFeatureSet, set, m.Version, FeatureSet, FormatVersion)
 	}
 	want := FeatureNames(m.Retrievers)
 	if !slices.Equal(m.Features, want) {
-		return bad("its features (%d) are not the ones this citefind computes for retrievers %v (%d); retrain with `citefind train`", len(m.Features), m.Retrievers, len(want))
+		return bad("its features (%d) are not the ones feature set %s has for retrievers %v (%d); retrain with `citefind train`", len(m.Features), FeatureSet, m.Retrievers, len(want))
 	}
 	nf := len(m.Features)
 	switch m.Params.Kind {
@@ -239,7 +262,10 @@ type Reranker struct {
 	model *Model
 }
 
-var _ rerank.Reranker = (*Reranker)(nil)
+var (
+	_ rerank.Reranker       = (*Reranker)(nil)
+	_ rerank.RetrieverBound = (*Reranker)(nil)
+)
 
 // New returns a reranker scoring with m.
 func New(m *Model) *Reranker { return &Reranker{model: m} }
@@ -289,6 +315,20 @@ func (r *Reranker) Rerank(ctx context.Context, query string, cands []rerank.Cand
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the learned reranker was trained on candidates from %v, and none of these candidates came from them: its ranking may be poor", r.model.Retrievers))
 	}
 	return out, nil
+}
+
+// CheckRetrievers returns an error wrapping ErrRetrievers, naming both
+// sets, when names (the retrievers whose fused list a query reranks)
+// are not the retrievers the model was trained with, in any order.
+func (r *Reranker) CheckRetrievers(names []string) error {
+	a, b := slices.Clone(names), slices.Clone(r.model.Retrievers)
+	slices.Sort(a)
+	slices.Sort(b)
+	if slices.Equal(slices.Compact(a), slices.Compact(b)) {
+		return nil
+	}
+	return fmt.Errorf("%w: the learned reranker's model was trained on candidates of %s, and this search fuses %s: use those retrievers, or train a model for these (citefind train --self, or citefind train --bench … --retrievers %s)",
+		ErrRetrievers, strings.Join(r.model.Retrievers, ","), strings.Join(names, ","), strings.Join(names, ","))
 }
 
 func (r *Reranker) anySource(cands []rerank.Candidate) bool {

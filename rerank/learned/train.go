@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Model kinds.
@@ -42,6 +43,9 @@ type Params struct {
 	FeatureFraction float64 `json:"feature_fraction,omitempty"`
 	// Linear: number of gradient steps.
 	Epochs int `json:"epochs,omitempty"`
+	// Drop lists features the model may not use: names, or prefixes
+	// ending in "." ("year." drops year.pct and year.has). nil: none.
+	Drop []string `json:"drop,omitempty"`
 	// Seed fixes every random choice, so training is deterministic.
 	Seed uint64 `json:"seed"`
 }
@@ -106,14 +110,49 @@ func (p Params) withDefaults() Params {
 }
 
 // Sample is one training query: a feature vector and a relevance label
-// (1 relevant, 0 not) per candidate.
+// (1 relevant, 0 not) per candidate, and the query's weight in the loss
+// (0 means 1; see Balance).
 type Sample struct {
 	X      [][]float64
 	Labels []float64
+	Weight float64
 }
 
-// fit trains a scorer on samples (every vector of len nf).
-func fit(ctx context.Context, samples []Sample, nf int, p Params) (*Model, error) {
+// weight returns the sample's weight (1 when unset).
+func (s Sample) weight() float64 {
+	if s.Weight > 0 {
+		return s.Weight
+	}
+	return 1
+}
+
+// usable returns the indexes of the features of names that p.Drop does
+// not exclude.
+func usable(names []string, drop []string) []int {
+	var out []int
+	for f, n := range names {
+		if !dropped(n, drop) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// dropped reports whether feature name is listed in drop, by name or by
+// a prefix ending in ".".
+func dropped(name string, drop []string) bool {
+	for _, d := range drop {
+		if name == d || (strings.HasSuffix(d, ".") && strings.HasPrefix(name, d)) {
+			return true
+		}
+	}
+	return false
+}
+
+// fit trains a scorer on samples (every vector of len(names)); with a
+// base model (LambdaMART only), boosting starts from its scores.
+func fit(ctx context.Context, samples []Sample, names []string, p Params, base *Model) (*Model, error) {
+	nf := len(names)
 	p = p.withDefaults()
 	for i, s := range samples {
 		if len(s.X) != len(s.Labels) {
@@ -127,13 +166,17 @@ func fit(ctx context.Context, samples []Sample, nf int, p Params) (*Model, error
 	}
 	switch p.Kind {
 	case KindLambdaMART:
-		trees, err := fitTrees(ctx, samples, nf, p)
+		feats := usable(names, p.Drop)
+		if len(feats) == 0 {
+			return nil, fmt.Errorf("every feature is dropped")
+		}
+		trees, err := fitTrees(ctx, samples, nf, feats, p, base)
 		if err != nil {
 			return nil, err
 		}
 		return &Model{Params: p, Trees: trees}, nil
 	case KindLinear:
-		lin, err := fitLinear(ctx, samples, nf, p)
+		lin, err := fitLinear(ctx, samples, nf, usable(names, p.Drop), p)
 		if err != nil {
 			return nil, err
 		}
@@ -148,6 +191,7 @@ func fit(ctx context.Context, samples []Sample, nf int, p Params) (*Model, error
 // would make, at the current scores.
 func lambdas(s Sample, scores, g, h []float64, cut int, sigma float64) {
 	n := len(scores)
+	wq := s.weight()
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
@@ -187,7 +231,7 @@ func lambdas(s Sample, scores, g, h []float64, cut int, sigma float64) {
 			if rank[i] > cut && rank[j] > cut {
 				continue
 			}
-			delta := math.Abs(disc(rank[i])-disc(rank[j])) / idcg
+			delta := wq * math.Abs(disc(rank[i])-disc(rank[j])) / idcg
 			rho := 1 / (1 + math.Exp(sigma*(scores[i]-scores[j])))
 			g[i] -= sigma * delta * rho
 			g[j] += sigma * delta * rho
@@ -311,7 +355,7 @@ func (hs *hist) minus(fl *flat, child *hist, feats []int) *hist {
 	return out
 }
 
-func fitTrees(ctx context.Context, samples []Sample, nf int, p Params) ([]Tree, error) {
+func fitTrees(ctx context.Context, samples []Sample, nf int, feats []int, p Params, base *Model) ([]Tree, error) {
 	// Queries with no relevant candidate (or only relevant ones) have no
 	// gradient: they are left out.
 	var use []Sample
@@ -332,15 +376,21 @@ func fitTrees(ctx context.Context, samples []Sample, nf int, p Params) ([]Tree, 
 	}
 	fl := binned(samples, nf, p.Bins)
 	scores := make([]float64, fl.rows)
+	if base != nil {
+		r := 0
+		for _, s := range samples {
+			for _, x := range s.X {
+				scores[r] = base.Score(x)
+				r++
+			}
+		}
+	}
 	g := make([]float64, fl.rows)
 	h := make([]float64, fl.rows)
 	rng := rand.New(rand.NewPCG(p.Seed, 0x6c616d626461))
 	trees := make([]Tree, 0, p.Trees)
-	feats := make([]int, nf)
-	for i := range feats {
-		feats[i] = i
-	}
-	nUse := max(1, int(math.Round(p.FeatureFraction*float64(nf))))
+	feats = slices.Clone(feats)
+	nUse := max(1, int(math.Round(p.FeatureFraction*float64(len(feats)))))
 	for range p.Trees {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -473,7 +523,7 @@ func findSplit(fl *flat, g, h []float64, feats []int, p Params, l *leaf) {
 
 // fitLinear fits w·z(x), z the standardisation of x, by gradient descent
 // on the LambdaRank gradients.
-func fitLinear(ctx context.Context, samples []Sample, nf int, p Params) (*Linear, error) {
+func fitLinear(ctx context.Context, samples []Sample, nf int, feats []int, p Params) (*Linear, error) {
 	lin := &Linear{Mean: make([]float64, nf), Scale: make([]float64, nf), Weights: make([]float64, nf)}
 	n := 0
 	for _, s := range samples {
@@ -498,9 +548,13 @@ func fitLinear(ctx context.Context, samples []Sample, nf int, p Params) (*Linear
 			}
 		}
 	}
+	use := make([]bool, nf)
+	for _, f := range feats {
+		use[f] = true
+	}
 	for f := range nf {
 		sd := math.Sqrt(lin.Scale[f] / float64(n))
-		if sd > 0 {
+		if sd > 0 && use[f] {
 			lin.Scale[f] = 1 / sd
 		} else {
 			lin.Scale[f] = 0

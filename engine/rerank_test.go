@@ -1,0 +1,74 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/build"
+	"github.com/citefind/citefind/db"
+	"github.com/citefind/citefind/engine"
+	"github.com/citefind/citefind/rerank/learned"
+)
+
+// TestLearnedRerankerInput: the learned reranker reads the query as
+// given, citation markers included (its local-context features look
+// for them, as in training), and reranks only the retrievers' lists it
+// was trained on.
+func TestLearnedRerankerInput(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	_, err := build.Ensure(ctx, dir, build.EnsureOptions{Files: []string{filepath.Join("..", "sample", "papers.bib")}})
+	require.NoError(t, err)
+	eng, err := engine.Open(ctx, dir, engine.Options{})
+	require.NoError(t, err)
+	defer eng.Close()
+	text := "Rankings are merged with reciprocal rank fusion [3], and passages come from a dense retriever [7]."
+	res, err := eng.Search(ctx, text, citefind.QueryOptions{K: 10, Rerank: "learned"})
+	require.NoError(t, err)
+	r, err := learned.Default()
+	require.NoError(t, err)
+	want, err := r.Rerank(ctx, text, res.Stages.Candidates)
+	require.NoError(t, err)
+	require.Len(t, res.Stages.Reranked, len(want.Candidates))
+	for i, c := range want.Candidates {
+		assert.Equal(t, c.ID, res.Stages.Reranked[i].ID, "rank %d", i+1)
+		assert.InDelta(t, want.Scores[i], res.Stages.Reranked[i].Score, 1e-12)
+	}
+
+	_, err = eng.Search(ctx, text, citefind.QueryOptions{K: 10, Rerank: "learned", Retrievers: []string{"bm25"}})
+	require.ErrorIs(t, err, learned.ErrRetrievers)
+	assert.Contains(t, err.Error(), "bm25,rm3,citing")
+}
+
+// TestDatabaseLearnedModel: a database's own model file (train --self)
+// is the learned reranker's model on that database.
+func TestDatabaseLearnedModel(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	_, err := build.Ensure(ctx, dir, build.EnsureOptions{Files: []string{filepath.Join("..", "sample", "papers.bib")}})
+	require.NoError(t, err)
+	own := filepath.Join(dir, db.LearnedModelFile)
+	require.NoError(t, os.WriteFile(own, []byte(`{"format": "not a model"}`), 0o644))
+	eng, err := engine.Open(ctx, dir, engine.Options{})
+	require.NoError(t, err)
+	defer eng.Close()
+	_, err = eng.Search(ctx, "reciprocal rank fusion", citefind.QueryOptions{Rerank: "learned"})
+	require.ErrorIs(t, err, learned.ErrInvalidModel)
+	assert.Contains(t, err.Error(), own)
+
+	// --rerank-model wins over the database's file.
+	m, err := learned.DefaultModel()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "m.json")
+	require.NoError(t, m.Save(path))
+	eng2, err := engine.Open(ctx, dir, engine.Options{RerankModel: path})
+	require.NoError(t, err)
+	defer eng2.Close()
+	_, err = eng2.Search(ctx, "reciprocal rank fusion", citefind.QueryOptions{Rerank: "learned"})
+	require.NoError(t, err)
+}
