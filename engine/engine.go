@@ -91,6 +91,20 @@ type Options struct {
 	Backend string
 }
 
+// resolve checks the names opts gives and fills the BM25 defaults.
+func (o *Options) resolve() error {
+	if err := citefind.CheckRetrievers(o.Retrievers); err != nil {
+		return err
+	}
+	if err := citefind.CheckReranker(o.Rerank); err != nil {
+		return err
+	}
+	if so := o.Sparse; so.K1 == 0 && so.B == 0 && so.K3 == 0 && so.FieldWeights == nil {
+		o.Sparse = DefaultSparse()
+	}
+	return nil
+}
+
 // Engine answers queries over one database. It is safe for concurrent
 // use; Refresh swaps in the indexes of a newer store generation without
 // disturbing queries in flight.
@@ -151,14 +165,8 @@ func (s *snapshot) release() {
 // is no store or no index, and when the index is older than the store
 // unless opts.AllowStale or an index run is updating it.
 func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
-	if err := citefind.CheckRetrievers(opts.Retrievers); err != nil {
+	if err := opts.resolve(); err != nil {
 		return nil, err
-	}
-	if err := citefind.CheckReranker(opts.Rerank); err != nil {
-		return nil, err
-	}
-	if so := opts.Sparse; so.K1 == 0 && so.B == 0 && so.K3 == 0 && so.FieldWeights == nil {
-		opts.Sparse = DefaultSparse()
 	}
 	d, err := db.Open(ctx, dir)
 	if err != nil {
@@ -186,14 +194,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 // needs an embedder that lives outside the database folder (ollama:MODEL,
 // or Options.Embedder).
 func OpenBackend(ctx context.Context, url string, opts Options) (*Engine, error) {
-	if err := citefind.CheckRetrievers(opts.Retrievers); err != nil {
+	if err := opts.resolve(); err != nil {
 		return nil, err
-	}
-	if err := citefind.CheckReranker(opts.Rerank); err != nil {
-		return nil, err
-	}
-	if so := opts.Sparse; so.K1 == 0 && so.B == 0 && so.K3 == 0 && so.FieldWeights == nil {
-		opts.Sparse = DefaultSparse()
 	}
 	opts.Backend = url
 	e := &Engine{opts: opts}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,14 +67,7 @@ func TestScaleServe(t *testing.T) {
 		require.NoError(t, cmd.Start())
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		base := "http://" + addr
-		require.Eventually(t, func() bool {
-			resp, err := http.Get(base + "/healthz")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		}, 2*time.Minute, 50*time.Millisecond, "serve %v", args)
+		waitHealthy(t, base)
 		return base, cmd
 	}
 	load := func(name string, urls []string, pid int, duration string, during func()) map[string]any {

@@ -62,14 +62,7 @@ func TestServeCommand(t *testing.T) {
 			env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &logs})
 	}()
 	base := "http://" + addr
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 30*time.Second, 10*time.Millisecond, "serve answers /healthz")
+	waitHealthy(t, base)
 
 	resp, err := http.Post(base+"/v1/search", "application/json",
 		strings.NewReader(`{"query": "reciprocal rank fusion [CITATION]", "k": 2}`))
@@ -290,4 +283,18 @@ func TestMCPCommandPiped(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []float64{1, 2, 3}, ids)
 	assert.Contains(t, out, "10.1145/1571941.1572114")
+}
+
+// waitHealthy waits (up to 2 minutes) until the server at base answers
+// /healthz with 200.
+func waitHealthy(t *testing.T, base string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 2*time.Minute, 20*time.Millisecond, "the server at %s answers /healthz", base)
 }

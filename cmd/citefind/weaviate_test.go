@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,14 +88,7 @@ func TestWeaviateBackendCLI(t *testing.T) {
 			env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
 	}()
 	base := "http://" + addr
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 60*time.Second, 20*time.Millisecond)
+	waitHealthy(t, base)
 	resp, err := http.Post(base+"/v1/search", "application/json", strings.NewReader(`{"query": "dense passage retrieval for open-domain question answering", "k": 3}`))
 	require.NoError(t, err)
 	var sr struct {
