@@ -57,38 +57,46 @@ func trainTiny(t *testing.T, opts contrast.Options) (*contrast.Model, []float64)
 var tinyOpts = contrast.Options{Dim: 32, Batch: 32, MinDF: 1, MaxDFRatio: 1, Epochs: 20, MinSteps: -1, Temperature: 0.1, LR: 0.01}
 
 func TestTrainLearns(t *testing.T) {
-	m, losses := trainTiny(t, tinyOpts)
-	require.Len(t, losses, 20)
-	assert.Less(t, losses[len(losses)-1], losses[0]/4, "the loss falls: %v", losses)
-	assert.Equal(t, 32, m.Dim())
-	assert.Equal(t, "uni/32", m.Spec())
-	assert.Regexp(t, `^contrast-32@[0-9a-f]{12}$`, m.Model())
+	for _, init := range []contrast.Init{contrast.InitRandom, contrast.InitLSA} {
+		t.Run(string(init), func(t *testing.T) {
+			o := tinyOpts
+			o.Init = init
+			m, losses := trainTiny(t, o)
+			require.Len(t, losses, 20)
+			// (LSA starts close to the answer on this corpus)
+			assert.Less(t, losses[len(losses)-1], max(losses[0]/4, 0.01), "the loss falls: %v", losses)
+			assert.Equal(t, 32, m.Dim())
+			assert.Equal(t, "uni/32", m.Spec())
+			assert.Equal(t, init, m.Options().Init)
+			assert.Regexp(t, `^contrast-32@[0-9a-f]{12}$`, m.Model())
 
-	papers := topicPapers(64)
-	var titles, abstracts []string
-	for _, p := range papers {
-		titles = append(titles, p.Title)
-		abstracts = append(abstracts, abstractText(p))
-	}
-	tv, err := m.Embed(t.Context(), titles)
-	require.NoError(t, err)
-	av, err := m.Embed(t.Context(), abstracts)
-	require.NoError(t, err)
-	first := 0
-	for i, q := range tv {
-		assert.InDelta(t, 1, norm(q), 1e-5)
-		best, bestScore := -1, math.Inf(-1)
-		for j, a := range av {
-			if s := dot(q, a); s > bestScore {
-				best, bestScore = j, s
+			papers := topicPapers(64)
+			var titles, abstracts []string
+			for _, p := range papers {
+				titles = append(titles, p.Title)
+				abstracts = append(abstracts, abstractText(p))
 			}
-		}
-		if best == i {
-			first++
-		}
+			tv, err := m.Embed(t.Context(), titles)
+			require.NoError(t, err)
+			av, err := m.Embed(t.Context(), abstracts)
+			require.NoError(t, err)
+			first := 0
+			for i, q := range tv {
+				assert.InDelta(t, 1, norm(q), 1e-5)
+				best, bestScore := -1, math.Inf(-1)
+				for j, a := range av {
+					if s := dot(q, a); s > bestScore {
+						best, bestScore = j, s
+					}
+				}
+				if best == i {
+					first++
+				}
+			}
+			// Title and abstract share no word: chance is 1 in 64.
+			assert.GreaterOrEqual(t, first, 60, "titles that rank their own abstract first")
+		})
 	}
-	// Title and abstract share no word: chance is 1 in 64.
-	assert.GreaterOrEqual(t, first, 60, "titles that rank their own abstract first")
 }
 
 func TestTrainDeterministic(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 //	buckets     uint32   bigram buckets
 //	docs        uint64   training papers
 //	minDF, maxVocab, epochs, minSteps, batch  uint32 each
-//	oneWay      uint8
+//	flags       uint8: 1 OneWay, 2 Decay, 4 Spans, 8 Init is InitLSA
 //	seed        uint64
 //	maxDFRatio, temperature, lr, initScale   float64 each
 //	vocab       n × (uvarint length + UTF-8 bytes), sorted, distinct
@@ -75,11 +75,13 @@ func (m *Model) writeTo(w io.Writer) error {
 	for _, x := range []int{o.MinDF, o.MaxVocab, o.Epochs, o.MinSteps, o.Batch} {
 		b = binary.LittleEndian.AppendUint32(b, uint32(int32(x)))
 	}
-	if o.OneWay {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
+	var flags byte
+	for i, f := range []bool{o.OneWay, o.Decay, o.Spans, o.Init == InitLSA} {
+		if f {
+			flags |= 1 << i
+		}
 	}
+	b = append(b, flags)
 	b = binary.LittleEndian.AppendUint64(b, o.Seed)
 	for _, x := range []float64{o.MaxDFRatio, o.Temperature, o.LR, o.InitScale} {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
@@ -193,7 +195,7 @@ func load(r io.Reader) (*Model, error) {
 	if dim < 1 || dim > maxDim || terms < 1 || terms > maxFeatures || buckets > maxFeatures || docs > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: bad sizes (dim %d, terms %d, buckets %d, docs %d)", ErrCorrupt, dim, terms, buckets, docs)
 	}
-	oneWay, err := l.ReadByte()
+	flags, err := l.ReadByte()
 	if err != nil {
 		return nil, err
 	}
@@ -210,15 +212,18 @@ func load(r io.Reader) (*Model, error) {
 		fl[i] = math.Float64frombits(x)
 	}
 	o := Options{Dim: dim, MinDF: int(u[4]), MaxVocab: int(u[5]), Epochs: int(u[6]), MinSteps: int(int32(u[7])), Batch: int(u[8]),
-		OneWay: oneWay == 1, Seed: seed, MaxDFRatio: fl[0], Temperature: fl[1], LR: fl[2], InitScale: fl[3], Bigrams: buckets}
+		OneWay: flags&1 != 0, Decay: flags&2 != 0, Spans: flags&4 != 0, Init: InitRandom, Seed: seed, MaxDFRatio: fl[0], Temperature: fl[1], LR: fl[2], InitScale: fl[3], Bigrams: buckets}
 	if buckets == 0 {
 		o.Bigrams = -1
+	}
+	if flags&8 != 0 {
+		o.Init = InitLSA
 	}
 	want := o
 	o, err = o.withDefaults()
 	stored := o
 	stored.Workers = 0 // not in the file: it does not change the model
-	if err != nil || oneWay > 1 || stored != want {
+	if err != nil || flags > 15 || stored != want {
 		return nil, fmt.Errorf("%w: bad options (%v)", ErrCorrupt, err)
 	}
 	vocab := make([]string, 0, min(terms, 1<<16))

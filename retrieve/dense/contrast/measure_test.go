@@ -250,6 +250,14 @@ func variants(t *testing.T) []variant {
 				o.InitScale = f
 			case "oneway":
 				o.OneWay = f != 0
+			case "decay":
+				o.Decay = f != 0
+			case "lsa":
+				if f != 0 {
+					o.Init = contrast.InitLSA
+				}
+			case "spans":
+				o.Spans = f != 0
 			case "seed":
 				o.Seed = uint64(f)
 			case "minsteps":

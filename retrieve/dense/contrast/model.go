@@ -21,6 +21,8 @@ type Model struct {
 	f    *features
 	w    []float32 // f.size()×dim, row-major
 	id   string
+	// pool keeps textEmbedders between calls, for their stem caches
+	pool sync.Pool
 }
 
 // Model returns the model's identity, "contrast-<dim>@<hash>": hash is the
@@ -60,6 +62,7 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	for w := range n {
 		wg.Go(func() {
 			e := m.embedder()
+			defer m.pool.Put(e)
 			for i := w; i < len(texts); i += n {
 				if i%256 < n {
 					if err := ctx.Err(); err != nil {
@@ -90,7 +93,12 @@ type textEmbedder struct {
 	vals []float32
 }
 
+// embedder returns a textEmbedder from the pool, or a new one; give it
+// back with m.pool.Put.
 func (m *Model) embedder() *textEmbedder {
+	if e, ok := m.pool.Get().(*textEmbedder); ok {
+		return e
+	}
 	return &textEmbedder{m: m, v: m.f.vectorizer(), z: newTokenizer()}
 }
 

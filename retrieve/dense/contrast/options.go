@@ -76,6 +76,15 @@ type Options struct {
 	// InitScale is the standard deviation of the random initial
 	// projection; 0 means DefaultInitScale.
 	InitScale float64
+	// Decay warms the learning rate up linearly over the first 2% of the
+	// steps and decays it linearly to zero over the rest; by default it is
+	// constant.
+	Decay bool
+	// Spans adds a fourth kind of training pair: two or three sentences
+	// in a row of an abstract ↔ the title and the other sentences.
+	Spans bool
+	// Init chooses the initial projection: InitRandom (or "") or InitLSA.
+	Init Init
 	// OneWay keeps only the query→paper half of the loss; by default it
 	// is symmetric (each pair's paper must also find its query).
 	OneWay bool
@@ -122,6 +131,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Seed == 0 {
 		o.Seed = DefaultSeed
 	}
+	if o.Init == "" {
+		o.Init = InitRandom
+	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -138,11 +150,28 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("contrast: Bigrams %d above %d", o.Bigrams, maxFeatures)
 	case o.Epochs < 1 || o.Batch < 2:
 		return o, fmt.Errorf("contrast: Epochs %d or Batch %d too small", o.Epochs, o.Batch)
+	case o.Init != InitRandom && o.Init != InitLSA:
+		return o, fmt.Errorf("contrast: unknown Init %q (want %q or %q)", o.Init, InitRandom, InitLSA)
 	case !(o.Temperature > 0) || !(o.LR > 0) || !(o.InitScale > 0):
 		return o, fmt.Errorf("contrast: Temperature %v, LR %v and InitScale %v must be positive", o.Temperature, o.LR, o.InitScale)
 	}
 	return o, nil
 }
+
+// Init is how the projection is initialised.
+type Init string
+
+// Initialisations.
+const (
+	// InitRandom draws every entry from N(0, InitScale²).
+	InitRandom Init = "random"
+	// InitLSA starts from LSA (package lsa, Dim dimensions, trained on
+	// the same papers first, which Train then reads twice): a term's row
+	// is its LSA vector, scaled so that the rows' mean length is that of
+	// a random row; terms LSA does not have and bigram buckets start at
+	// random. The model then embeds a text as LSA does, before training.
+	InitLSA Init = "lsa"
+)
 
 // Size limits, also the sanity limits of Load.
 const (

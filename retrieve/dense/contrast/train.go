@@ -13,6 +13,7 @@ import (
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/retrieve"
+	"github.com/citefind/citefind/retrieve/dense/lsa"
 )
 
 // Progress reports training: stage "analyze" (papers read so far), then
@@ -234,6 +235,20 @@ func Train(ctx context.Context, papers iter.Seq[corpus.Paper], opts Options, pro
 	if progress == nil {
 		progress = func(Progress) {}
 	}
+	var start *lsa.Model
+	if o.Init == InitLSA {
+		texts := func(yield func(string) bool) {
+			for p := range papers {
+				if !yield(lsa.Text(p)) {
+					return
+				}
+			}
+		}
+		progress(Progress{Stage: "lsa"})
+		if start, err = lsa.Train(ctx, texts, lsa.Options{Dim: o.Dim, MinDF: o.MinDF, MaxDFRatio: o.MaxDFRatio, MaxVocab: o.MaxVocab, Fold: lsa.FoldPlain}, nil); err != nil {
+			return nil, fmt.Errorf("contrast train: LSA initialisation: %w", err)
+		}
+	}
 	col, err := collect(ctx, papers, o.Workers, progress)
 	if err != nil {
 		return nil, fmt.Errorf("contrast train: %w", err)
@@ -245,6 +260,9 @@ func Train(ctx context.Context, papers iter.Seq[corpus.Paper], opts Options, pro
 	t, err := newTrainer(m, docs)
 	if err != nil {
 		return nil, err
+	}
+	if start != nil {
+		t.initLSA(start)
 	}
 	if err := t.run(ctx, progress); err != nil {
 		return nil, fmt.Errorf("contrast train: %w", err)
@@ -258,11 +276,12 @@ const (
 	kindTitle    = iota // title ↔ abstract + keywords
 	kindKeywords        // keywords ↔ title + abstract
 	kindSentence        // one abstract sentence ↔ title + the other sentences + keywords
+	kindSpan            // two or three sentences in a row ↔ title + the other sentences + keywords
 	numKinds
 )
 
-// kinds returns the pair kinds d can give.
-func (d *paperDoc) kinds(dst []int) []int {
+// kinds returns the pair kinds d can give (kindSpan only when spans).
+func (d *paperDoc) kinds(dst []int, spans bool) []int {
 	dst = dst[:0]
 	abs := d.abstractTerms() > 0
 	if len(d.title) > 0 && abs {
@@ -274,12 +293,16 @@ func (d *paperDoc) kinds(dst []int) []int {
 	if len(d.sents) >= 2 {
 		dst = append(dst, kindSentence)
 	}
+	if spans && len(d.sents) >= 3 {
+		dst = append(dst, kindSpan)
+	}
 	return dst
 }
 
 // pairOf returns the two sides of a pair of kind k of d as segment lists
-// (appended to q and p); s is the sentence of kindSentence.
-func (d *paperDoc) pairOf(k, s int, q, p [][]int32) ([][]int32, [][]int32) {
+// (appended to q and p); s is the sentence of kindSentence, or the first
+// of kindSpan's, whose length is n.
+func (d *paperDoc) pairOf(k, s, n int, q, p [][]int32) ([][]int32, [][]int32) {
 	switch k {
 	case kindTitle:
 		q = append(q, d.title)
@@ -293,13 +316,16 @@ func (d *paperDoc) pairOf(k, s int, q, p [][]int32) ([][]int32, [][]int32) {
 			p = append(p, d.title)
 		}
 		p = append(p, d.sents...)
-	case kindSentence:
-		q = append(q, d.sents[s])
+	case kindSentence, kindSpan:
+		if k == kindSentence {
+			n = 1
+		}
+		q = append(q, d.sents[s:s+n]...)
 		if len(d.title) > 0 {
 			p = append(p, d.title)
 		}
 		for i, x := range d.sents {
-			if i != s {
+			if i < s || i >= s+n {
 				p = append(p, x)
 			}
 		}
@@ -351,7 +377,7 @@ func newTrainer(m *Model, docs []paperDoc) (*trainer, error) {
 		rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
 	var kinds []int
 	for i := range docs {
-		if kinds = docs[i].kinds(kinds); len(kinds) > 0 {
+		if kinds = docs[i].kinds(kinds, o.Spans); len(kinds) > 0 {
 			t.usable = append(t.usable, int32(i))
 		}
 	}
@@ -389,11 +415,49 @@ func newTrainer(m *Model, docs []paperDoc) (*trainer, error) {
 	return t, nil
 }
 
+// initLSA replaces the random rows of the vocabulary's terms by their LSA
+// rows (zero-padded when LSA has fewer dimensions), scaled to the mean
+// length of a random row.
+func (t *trainer) initLSA(start *lsa.Model) {
+	d := t.d
+	var sum float64
+	n := 0
+	for j, term := range t.m.f.vocab {
+		if row := start.Row(term); row != nil {
+			sum += float64(copyLen(row, t.m.w[j*d:(j+1)*d]))
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	scale := float32(t.o.InitScale * math.Sqrt(float64(d)) / (sum / float64(n)))
+	for j, term := range t.m.f.vocab {
+		if start.Row(term) != nil {
+			for k := range d {
+				t.m.w[j*d+k] *= scale
+			}
+		}
+	}
+}
+
+// copyLen copies src into dst (zero-padding) and returns the length
+// of src.
+func copyLen(src, dst []float32) float32 {
+	clear(dst)
+	n := copy(dst, src)
+	var ss float64
+	for _, x := range dst[:n] {
+		ss += float64(x) * float64(x)
+	}
+	return float32(math.Sqrt(ss))
+}
+
 // run trains for the planned epochs.
 func (t *trainer) run(ctx context.Context, progress func(Progress)) error {
 	order := slices.Clone(t.usable)
 	kinds := make([]int, 0, numKinds)
-	type pick struct{ doc, kind, sent int32 }
+	type pick struct{ doc, kind, sent, n int32 }
 	picks := make([]pick, len(order))
 	vecs := make([]*vectorizer, t.workers)
 	for w := range vecs {
@@ -403,13 +467,17 @@ func (t *trainer) run(ctx context.Context, progress func(Progress)) error {
 		t.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for i, di := range order {
 			d := &t.docs[di]
-			kinds = d.kinds(kinds)
+			kinds = d.kinds(kinds, t.o.Spans)
 			k := kinds[t.rng.IntN(len(kinds))]
-			s := 0
-			if k == kindSentence {
+			s, n := 0, 1
+			switch k {
+			case kindSentence:
 				s = t.rng.IntN(len(d.sents))
+			case kindSpan:
+				n = 2 + t.rng.IntN(min(2, len(d.sents)-2))
+				s = t.rng.IntN(len(d.sents) - n + 1)
 			}
-			picks[i] = pick{di, int32(k), int32(s)}
+			picks[i] = pick{di, int32(k), int32(s), int32(n)}
 		}
 		var sum float64
 		for st := 0; st < t.steps; st++ {
@@ -421,7 +489,7 @@ func (t *trainer) run(ctx context.Context, progress func(Progress)) error {
 			t.parallel(2*t.b, func(w, i int) {
 				var q, p [][]int32
 				pk := batch[i%t.b]
-				q, p = t.docs[pk.doc].pairOf(int(pk.kind), int(pk.sent), q, p)
+				q, p = t.docs[pk.doc].pairOf(int(pk.kind), int(pk.sent), int(pk.n), q, p)
 				segs := q
 				if i >= t.b {
 					segs = p
@@ -612,6 +680,22 @@ func transpose(a []float32, r, c int, dst []float32) {
 	}
 }
 
+// lr returns the learning rate of step t.t (1-based): Options.LR, or with
+// Decay a linear warm-up over the first 2% of the steps and a linear decay
+// to zero over the rest.
+func (t *trainer) lr() float64 {
+	if !t.o.Decay {
+		return t.o.LR
+	}
+	total := float64(t.steps * t.epochs)
+	warm := max(1, math.Floor(0.02*total))
+	x := float64(t.t)
+	if x <= warm {
+		return t.o.LR * x / warm
+	}
+	return t.o.LR * max(0, (total-x+1)/(total-warm+1))
+}
+
 // Adam's constants.
 const (
 	beta1   = 0.9
@@ -663,7 +747,7 @@ func (t *trainer) update() {
 	t.t++
 	bc1 := 1 - math.Pow(beta1, float64(t.t))
 	bc2 := 1 - math.Pow(beta2, float64(t.t))
-	lr := float32(t.o.LR / bc1)
+	lr := float32(t.lr() / bc1)
 	ibc2 := float32(1 / bc2)
 	w := t.m.w
 	t.parallel(t.workers, func(wk, _ int) {

@@ -3,6 +3,7 @@ package contrast
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestGradient(t *testing.T) {
 			v := f.vectorizer()
 			for i := range tr.b {
 				var q, p [][]int32
-				q, p = docs[i].pairOf(kindSentence, 1, q, p)
+				q, p = docs[i].pairOf(kindSentence, 1, 1, q, p)
 				tr.feats[i], tr.vals[i] = v.vector(nil, nil, q...)
 				tr.feats[tr.b+i], tr.vals[tr.b+i] = v.vector(nil, nil, p...)
 			}
@@ -81,6 +82,63 @@ func TestGradient(t *testing.T) {
 			}
 			assert.Equal(t, 9, checked)
 			assert.GreaterOrEqual(t, nonzero, 6, "the checked gradients are not all zero")
+		})
+	}
+}
+
+// syntheticDocs returns n papers of random Zipf-distributed unigram ids
+// over a vocabulary of v terms: a 10-term title and 8 sentences of 12.
+func syntheticDocs(n, v int, seed uint64) []paperDoc {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	z := rand.NewZipf(rng, 1.1, 10, uint64(v-1))
+	seq := func(k int) []int32 {
+		out := make([]int32, k)
+		for i := range out {
+			out[i] = int32(z.Uint64())
+		}
+		return out
+	}
+	docs := make([]paperDoc, n)
+	for i := range docs {
+		docs[i].title = seq(10)
+		for range 8 {
+			docs[i].sents = append(docs[i].sents, seq(12))
+		}
+	}
+	return docs
+}
+
+// BenchmarkTrainStep times one training step (forward, loss, backward,
+// Adam) on a batch of synthetic pairs: batch 1024, 768 dimensions, a
+// 35,000-term vocabulary (ACM-CR's size), ~10 terms a query and ~90 a
+// paper.
+func BenchmarkTrainStep(b *testing.B) {
+	for _, sz := range []struct{ batch, dim int }{{1024, 768}, {512, 768}, {1024, 512}} {
+		b.Run(fmt.Sprintf("batch=%d/dim=%d", sz.batch, sz.dim), func(b *testing.B) {
+			const v = 35000
+			docs := syntheticDocs(sz.batch, v, 1)
+			idf := make([]float32, v)
+			vocab := make([]string, v)
+			for i := range idf {
+				idf[i] = 1 + float32(i%7)
+				vocab[i] = fmt.Sprintf("w%08d", i)
+			}
+			o, err := Options{Dim: sz.dim, Batch: sz.batch, MinSteps: -1}.withDefaults()
+			require.NoError(b, err)
+			m := &Model{opts: o, docs: len(docs), f: newFeatures(vocab, 0, idf)}
+			tr, err := newTrainer(m, docs)
+			require.NoError(b, err)
+			vz := m.f.vectorizer()
+			for i := range tr.b {
+				var q, p [][]int32
+				q, p = docs[i].pairOf(kindSentence, 2, 1, q, p)
+				tr.feats[i], tr.vals[i] = vz.vector(nil, nil, q...)
+				tr.feats[tr.b+i], tr.vals[tr.b+i] = vz.vector(nil, nil, p...)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				tr.step()
+			}
 		})
 	}
 }
