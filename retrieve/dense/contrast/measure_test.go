@@ -23,6 +23,7 @@ import (
 	"github.com/citefind/citefind/fuse"
 	"github.com/citefind/citefind/internal/datadir"
 	"github.com/citefind/citefind/retrieve"
+	"github.com/citefind/citefind/retrieve/dense"
 	"github.com/citefind/citefind/retrieve/dense/contrast"
 )
 
@@ -256,6 +257,8 @@ func variants(t *testing.T) []variant {
 				if f != 0 {
 					o.Init = contrast.InitLSA
 				}
+			case "nb":
+				o.Neighbours = f != 0
 			case "spans":
 				o.Spans = f != 0
 			case "seed":
@@ -337,30 +340,46 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 	t.Logf("%s on %s (%s): %s", v.name, c.name, m.Spec(), cost)
 	idx := newIndex(c.ids, vecs)
 	for _, ts := range c.sets {
+		// the dense query: the cleaned text; "citing": only the sentences
+		// that hold a citation marker (the whole text when none does)
 		qs := make([]string, len(ts.set.Queries))
+		cs := make([]string, len(ts.set.Queries))
 		for i, q := range ts.set.Queries {
 			qs[i] = retrieve.Clean(q.Text)
+			cs[i] = qs[i]
+			if sents := retrieve.CitingSentences(q.Text); len(sents) > 0 {
+				cs[i] = strings.Join(sents, " ")
+			}
 		}
-		qv, err := m.Embed(ctx, qs)
-		require.NoError(t, err)
-		dense := idx.searchAll(qv, 100)
-		byID := map[string][]corpus.Hit{}
-		for i, q := range ts.set.Queries {
-			byID[q.ID] = dense[i]
-		}
-		alone := c.score(t, ctx, ts.set, func(q eval.Query) []corpus.Hit { return byID[q.ID] })
-		c.log(t, out, stamp, v.name, ts, "dense", alone, cost)
-		for _, w := range weights {
-			for _, base := range []struct {
-				name string
-				w    map[string]float64
-			}{{"bm25", map[string]float64{"bm25": 1}}, {"pipeline", map[string]float64{"bm25": 1, "rm3": 0.2, "citing": 0.5}}} {
-				ws := maps(base.w)
-				ws["dense"] = w
-				f := c.score(t, ctx, ts.set, func(q eval.Query) []corpus.Hit {
-					return fused(t, c.lists[ts.set.Name][q.ID], byID[q.ID], ws)
-				})
-				c.log(t, out, stamp, v.name, ts, fmt.Sprintf("%s+dense@%.2f", base.name, w), f, "")
+		for _, kind := range []string{"dense", "dense-citing"} {
+			texts := qs
+			if kind == "dense-citing" {
+				texts = cs
+				if slices.Equal(cs, qs) {
+					continue
+				}
+			}
+			qv, err := m.Embed(ctx, texts)
+			require.NoError(t, err)
+			dense := idx.searchAll(qv, 100)
+			byID := map[string][]corpus.Hit{}
+			for i, q := range ts.set.Queries {
+				byID[q.ID] = dense[i]
+			}
+			alone := c.score(t, ctx, ts.set, func(q eval.Query) []corpus.Hit { return byID[q.ID] })
+			c.log(t, out, stamp, v.name, ts, kind, alone, cost)
+			for _, w := range weights {
+				for _, base := range []struct {
+					name string
+					w    map[string]float64
+				}{{"bm25", map[string]float64{"bm25": 1}}, {"pipeline", map[string]float64{"bm25": 1, "rm3": 0.2, "citing": 0.5}}} {
+					ws := maps(base.w)
+					ws["dense"] = w
+					f := c.score(t, ctx, ts.set, func(q eval.Query) []corpus.Hit {
+						return fused(t, c.lists[ts.set.Name][q.ID], byID[q.ID], ws)
+					})
+					c.log(t, out, stamp, v.name, ts, fmt.Sprintf("%s+%s@%.2f", base.name, kind, w), f, "")
+				}
 			}
 		}
 	}
@@ -515,5 +534,97 @@ func sampleHeap() func() uint64 {
 		close(stop)
 		<-done
 		return peak
+	}
+}
+
+// TestMeasureQueryCost measures the per-query cost of the dense retriever
+// on ACM-CR as `citefind query` pays it: the model (CITEFIND_MEASURE_MODEL,
+// else one trained with the default options and saved there when the
+// variable names a file that does not exist yet) embeds every paper into
+// a real dense index (dense.Build, dense.Open: the int8 two-pass scan),
+// then every query of both topic sets is embedded and searched (top 100),
+// three times; it logs the p50/p99 of the dense retrieval alone, of
+// embedding the query alone, of BM25 alone, and of BM25 and dense run in
+// parallel as the engine does.
+func TestMeasureQueryCost(t *testing.T) {
+	root := measureRoot(t)
+	ctx := t.Context()
+	c := openCollection(t, ctx, root, "acm-cr")
+	path := os.Getenv("CITEFIND_MEASURE_MODEL")
+	var m *contrast.Model
+	if path != "" {
+		if _, err := os.Stat(path); err == nil {
+			m, err = contrast.LoadFile(path, "")
+			require.NoError(t, err)
+		}
+	}
+	if m == nil {
+		var err error
+		m, err = contrast.Train(ctx, slices.Values(c.papers), variants(t)[0].opts, nil)
+		require.NoError(t, err)
+		if path != "" {
+			require.NoError(t, contrast.SaveFile(path, m))
+		}
+	}
+	t.Logf("model %s (%s)", m.Model(), m.Spec())
+	dir := t.TempDir()
+	i := 0
+	next := func() (corpus.Paper, bool, error) {
+		if i == len(c.papers) {
+			return corpus.Paper{}, false, nil
+		}
+		p := c.papers[i]
+		i++
+		if len(p.Keywords) > 0 {
+			p.Abstract = strings.TrimSpace(p.Abstract + "\n" + strings.Join(p.Keywords, ". "))
+		}
+		return p, true, nil
+	}
+	start := time.Now()
+	st, err := dense.Build(ctx, dir, dense.BuildOptions{Embedder: m}, next, nil)
+	require.NoError(t, err)
+	t.Logf("dense index: %d papers embedded and written in %s", st.Docs, time.Since(start).Round(time.Millisecond))
+	r, err := dense.Open(dir, m)
+	require.NoError(t, err)
+	eng, err := citefind.Open(ctx, c.db, citefind.EngineOptions{Retrievers: []string{citefind.RetrieverBM25}})
+	require.NoError(t, err)
+	defer eng.Close()
+	bm25 := eng.Retriever(citefind.RetrieverBM25)
+	var times [4][]time.Duration // dense, embed, bm25, both in parallel
+	for round := range 3 {
+		for _, ts := range c.sets {
+			for _, q := range ts.set.Queries {
+				text := retrieve.Clean(q.Text)
+				s := time.Now()
+				_, err := r.Retrieve(ctx, text, 100)
+				require.NoError(t, err)
+				d := time.Since(s)
+				s = time.Now()
+				_, err = m.Embed(ctx, []string{text})
+				require.NoError(t, err)
+				e := time.Since(s)
+				s = time.Now()
+				_, err = bm25(ctx, q.Text, 100)
+				require.NoError(t, err)
+				b := time.Since(s)
+				s = time.Now()
+				var wg sync.WaitGroup
+				wg.Go(func() { _, _ = r.Retrieve(ctx, text, 100) })
+				_, _ = bm25(ctx, q.Text, 100)
+				wg.Wait()
+				both := time.Since(s)
+				if round > 0 { // the first round warms the caches
+					times[0] = append(times[0], d)
+					times[1] = append(times[1], e)
+					times[2] = append(times[2], b)
+					times[3] = append(times[3], both)
+				}
+			}
+		}
+	}
+	for i, name := range []string{"dense (embed + scan)", "embed the query", "bm25", "bm25 ∥ dense"} {
+		slices.Sort(times[i])
+		n := len(times[i])
+		t.Logf("%-22s p50 %s p99 %s (%d queries)", name, times[i][n/2].Round(10*time.Microsecond), times[i][n*99/100].Round(10*time.Microsecond), n)
 	}
 }

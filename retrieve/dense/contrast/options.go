@@ -85,6 +85,10 @@ type Options struct {
 	Spans bool
 	// Init chooses the initial projection: InitRandom (or "") or InitLSA.
 	Init Init
+	// Neighbours composes the batches so that most papers share theirs
+	// with their hardest lexical negative: the paper whose text the
+	// paper's title matches best by tf-idf (near duplicates excluded).
+	Neighbours bool
 	// OneWay keeps only the query→paper half of the loss; by default it
 	// is symmetric (each pair's paper must also find its query).
 	OneWay bool

@@ -455,7 +455,21 @@ func copyLen(src, dst []float32) float32 {
 
 // run trains for the planned epochs.
 func (t *trainer) run(ctx context.Context, progress func(Progress)) error {
-	order := slices.Clone(t.usable)
+	// order holds positions in t.usable
+	order := make([]int32, len(t.usable))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	var nb, paired []int32
+	var placed []bool
+	if t.o.Neighbours {
+		var err error
+		if nb, err = t.neighbours(ctx); err != nil {
+			return err
+		}
+		placed = make([]bool, len(order))
+		paired = make([]int32, 0, len(order))
+	}
 	kinds := make([]int, 0, numKinds)
 	type pick struct{ doc, kind, sent, n int32 }
 	picks := make([]pick, len(order))
@@ -465,7 +479,13 @@ func (t *trainer) run(ctx context.Context, progress func(Progress)) error {
 	}
 	for ep := 1; ep <= t.epochs; ep++ {
 		t.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		for i, di := range order {
+		epoch := order
+		if nb != nil {
+			paired = pairUp(order, nb, placed, paired)
+			epoch = paired
+		}
+		for i, u := range epoch {
+			di := t.usable[u]
 			d := &t.docs[di]
 			kinds = d.kinds(kinds, t.o.Spans)
 			k := kinds[t.rng.IntN(len(kinds))]

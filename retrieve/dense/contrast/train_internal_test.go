@@ -142,3 +142,36 @@ func BenchmarkTrainStep(b *testing.B) {
 		})
 	}
 }
+
+func TestNeighbours(t *testing.T) {
+	// papers 2k and 2k+1 share a rare word; paper 40 is a second record of
+	// paper 0 (a near duplicate, never taken as a neighbour)
+	var papers []corpus.Paper
+	for i := range 40 {
+		twin := fmt.Sprintf("shared%d", i/2)
+		papers = append(papers, corpus.Paper{
+			Title:    fmt.Sprintf("Title %s own%d", twin, i),
+			Abstract: fmt.Sprintf("About own%d and %s here. Second sentence own%d.", i, twin, i),
+		})
+	}
+	papers = append(papers, papers[0])
+	o, err := Options{Dim: 8, Batch: 8, MinDF: 1, MaxDFRatio: 1}.withDefaults()
+	require.NoError(t, err)
+	col, err := collect(t.Context(), slices.Values(papers), 2, func(Progress) {})
+	require.NoError(t, err)
+	f, docs := col.vocabulary(o)
+	tr, err := newTrainer(&Model{opts: o, f: f}, docs)
+	require.NoError(t, err)
+	require.Len(t, tr.usable, 41)
+	nb, err := tr.neighbours(t.Context())
+	require.NoError(t, err)
+	for u := 2; u < 40; u++ {
+		assert.Equal(t, int32(u^1), nb[u], "paper %d", u)
+	}
+	assert.Equal(t, int32(1), nb[0], "the duplicate (40) is not paper 0's neighbour")
+	assert.Equal(t, int32(1), nb[40])
+
+	order := []int32{5, 3, 4, 2, 1, 0}
+	got := pairUp(order, []int32{1, 0, 3, 2, -1, 4}, make([]bool, 6), nil)
+	assert.Equal(t, []int32{5, 4, 3, 2, 1, 0}, got)
+}
