@@ -37,6 +37,9 @@ var (
 	ErrMismatch = errors.New("model trained for another feature set")
 )
 
+// ModelFile is the name suggested for a database's model file.
+const ModelFile = "contrast.model"
+
 // MinPairs is the least number of training pairs Train accepts.
 const MinPairs = 32
 
