@@ -5,9 +5,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	porterstemmer "github.com/blevesearch/go-porterstemmer"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	porterstemmer "github.com/blevesearch/go-porterstemmer"
 )
 
 // stopWords is the English stop word list of the BM25 index's analyzer
