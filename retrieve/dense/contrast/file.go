@@ -26,7 +26,7 @@ import (
 //	minDF, maxVocab, epochs, minSteps, batch  uint32 each
 //	flags       uint8: 1 OneWay, 2 Decay, 4 Spans, 8 Init is InitLSA, 16 Neighbours
 //	seed        uint64
-//	maxDFRatio, temperature, lr, initScale   float64 each
+//	maxDFRatio, temperature, lr, initScale, overlap   float64 each
 //	vocab       n × (uvarint length + UTF-8 bytes), sorted, distinct
 //	idf         (n + buckets) × float32
 //	projection  (n + buckets)·dim × float32, row-major (feature rows)
@@ -83,7 +83,7 @@ func (m *Model) writeTo(w io.Writer) error {
 	}
 	b = append(b, flags)
 	b = binary.LittleEndian.AppendUint64(b, o.Seed)
-	for _, x := range []float64{o.MaxDFRatio, o.Temperature, o.LR, o.InitScale} {
+	for _, x := range []float64{o.MaxDFRatio, o.Temperature, o.LR, o.InitScale, o.Overlap} {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 	}
 	flush := func(force bool) error {
@@ -203,7 +203,7 @@ func load(r io.Reader) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	var fl [4]float64
+	var fl [5]float64
 	for i := range fl {
 		x, err := l.u64()
 		if err != nil {
@@ -212,7 +212,7 @@ func load(r io.Reader) (*Model, error) {
 		fl[i] = math.Float64frombits(x)
 	}
 	o := Options{Dim: dim, MinDF: int(u[4]), MaxVocab: int(u[5]), Epochs: int(u[6]), MinSteps: int(int32(u[7])), Batch: int(u[8]),
-		OneWay: flags&1 != 0, Decay: flags&2 != 0, Spans: flags&4 != 0, Neighbours: flags&16 != 0, Init: InitRandom, Seed: seed, MaxDFRatio: fl[0], Temperature: fl[1], LR: fl[2], InitScale: fl[3], Bigrams: buckets}
+		OneWay: flags&1 != 0, Decay: flags&2 != 0, Spans: flags&4 != 0, Neighbours: flags&16 != 0, Init: InitRandom, Seed: seed, MaxDFRatio: fl[0], Temperature: fl[1], LR: fl[2], InitScale: fl[3], Overlap: fl[4], Bigrams: buckets}
 	if buckets == 0 {
 		o.Bigrams = -1
 	}

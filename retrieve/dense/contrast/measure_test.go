@@ -257,6 +257,8 @@ func variants(t *testing.T) []variant {
 				if f != 0 {
 					o.Init = contrast.InitLSA
 				}
+			case "overlap":
+				o.Overlap = f
 			case "nb":
 				o.Neighbours = f != 0
 			case "spans":

@@ -88,6 +88,10 @@ type Options struct {
 	Spans bool
 	// Init chooses the initial projection: InitRandom (or "") or InitLSA.
 	Init Init
+	// Overlap is the probability with which a term of a pair's short side
+	// is removed from its long side, so that the pair cannot be matched
+	// on shared words alone; 0 removes none.
+	Overlap float64
 	// Neighbours composes the batches so that most papers share theirs
 	// with their hardest lexical negative: the paper whose text the
 	// paper's title matches best by tf-idf (near duplicates excluded).
@@ -157,6 +161,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("contrast: Bigrams %d above %d", o.Bigrams, maxFeatures)
 	case o.Epochs < 1 || o.Batch < 2:
 		return o, fmt.Errorf("contrast: Epochs %d or Batch %d too small", o.Epochs, o.Batch)
+	case !(o.Overlap >= 0 && o.Overlap <= 1):
+		return o, fmt.Errorf("contrast: Overlap %v out of range [0, 1]", o.Overlap)
 	case o.Init != InitRandom && o.Init != InitLSA:
 		return o, fmt.Errorf("contrast: unknown Init %q (want %q or %q)", o.Init, InitRandom, InitLSA)
 	case !(o.Temperature > 0) || !(o.LR > 0) || !(o.InitScale > 0):

@@ -336,6 +336,41 @@ func (d *paperDoc) pairOf(k, s, n int, q, p [][]int32) ([][]int32, [][]int32) {
 	return q, p
 }
 
+// dropShared returns copies of the segments p without the terms that also
+// occur in q, each such term dropped with probability prob (decided once
+// per term, by a hash of the term and seed, so the result depends on
+// nothing else).
+func dropShared(q, p [][]int32, prob float64, seed uint64) [][]int32 {
+	shared := map[int32]bool{}
+	for _, s := range q {
+		for _, id := range s {
+			if id >= 0 {
+				shared[id] = false
+			}
+		}
+	}
+	limit := uint64(prob * (1 << 53))
+	for id := range shared {
+		x := seed ^ uint64(uint32(id))*0xbf58476d1ce4e5b9
+		x ^= x >> 31
+		x *= 0x94d049bb133111eb
+		x ^= x >> 29
+		shared[id] = x>>11 < limit
+	}
+	out := make([][]int32, len(p))
+	for k, s := range p {
+		c := make([]int32, 0, len(s))
+		for _, id := range s {
+			if id >= 0 && shared[id] {
+				id = -1 // a gap: no bigram spans it
+			}
+			c = append(c, id)
+		}
+		out[k] = c
+	}
+	return out
+}
+
 // trainer holds the state of one training run.
 type trainer struct {
 	m       *Model
@@ -506,6 +541,7 @@ func (t *trainer) run(ctx context.Context, progress func(Progress)) error {
 			}
 			batch := picks[st*t.b : (st+1)*t.b]
 			// vectorize the 2b texts
+			step := uint64(ep)<<32 | uint64(st)
 			t.parallel(2*t.b, func(w, i int) {
 				var q, p [][]int32
 				pk := batch[i%t.b]
@@ -513,6 +549,9 @@ func (t *trainer) run(ctx context.Context, progress func(Progress)) error {
 				segs := q
 				if i >= t.b {
 					segs = p
+					if t.o.Overlap > 0 {
+						segs = dropShared(q, p, t.o.Overlap, t.o.Seed^step*0x9e3779b97f4a7c15^uint64(i))
+					}
 				}
 				t.feats[i], t.vals[i] = vecs[w].vector(t.feats[i][:0], t.vals[i][:0], segs...)
 			})

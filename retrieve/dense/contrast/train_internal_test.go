@@ -175,3 +175,31 @@ func TestNeighbours(t *testing.T) {
 	got := pairUp(order, []int32{1, 0, 3, 2, -1, 4}, make([]bool, 6), nil)
 	assert.Equal(t, []int32{5, 4, 3, 2, 1, 0}, got)
 }
+
+func TestDropShared(t *testing.T) {
+	q := [][]int32{{1, 2, -1, 3}}
+	p := [][]int32{{1, 4, 2}, {3, 5, 1}}
+	assert.Equal(t, p, dropShared(q, p, 0, 7), "probability 0 keeps all")
+	assert.Equal(t, [][]int32{{-1, 4, -1}, {-1, 5, -1}}, dropShared(q, p, 1, 7), "probability 1 drops every shared term")
+	assert.Equal(t, [][]int32{{1, 4, 2}, {3, 5, 1}}, p, "p is not modified")
+	// with 1/2, a term is dropped everywhere or nowhere, the same way for a seed
+	var q2, p2 [][]int32
+	for id := range int32(200) {
+		q2 = append(q2, []int32{id})
+		p2 = append(p2, []int32{id, 1000 + id, id})
+	}
+	a := dropShared(q2, p2, 0.5, 3)
+	assert.Equal(t, a, dropShared(q2, p2, 0.5, 3))
+	dropped := 0
+	for id, s := range a {
+		assert.Equal(t, s[0], s[2], "both occurrences alike")
+		assert.Equal(t, int32(1000+id), s[1], "a term of p only is kept")
+		if s[0] < 0 {
+			dropped++
+		} else {
+			assert.Equal(t, int32(id), s[0])
+		}
+	}
+	assert.InDelta(t, 100, dropped, 30)
+	assert.NotEqual(t, a, dropShared(q2, p2, 0.5, 4), "another seed drops others")
+}
