@@ -333,6 +333,10 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 	})
 	require.NoError(t, err)
 	trained := time.Since(start)
+	if os.Getenv("CITEFIND_MEASURE_SAVE") != "" {
+		require.NoError(t, os.MkdirAll(filepath.Join(c.db, "models"), 0o755))
+		require.NoError(t, contrast.SaveFile(filepath.Join(c.db, "models", v.name+".model"), m))
+	}
 	estart := time.Now()
 	vecs, err := m.Embed(ctx, c.texts)
 	require.NoError(t, err)
