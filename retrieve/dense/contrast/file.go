@@ -301,7 +301,10 @@ func SaveFile(path string, m *Model) error {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	tmp := f.Name()
-	err = m.Save(f)
+	err = f.Chmod(0o644) // as os.Create would make it
+	if err == nil {
+		err = m.Save(f)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
