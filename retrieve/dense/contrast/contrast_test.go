@@ -57,10 +57,15 @@ func trainTiny(t *testing.T, opts contrast.Options) (*contrast.Model, []float64)
 var tinyOpts = contrast.Options{Dim: 32, Batch: 32, MinDF: 1, MaxDFRatio: 1, Epochs: 20, MinSteps: -1, Temperature: 0.1, LR: 0.01}
 
 func TestTrainLearns(t *testing.T) {
-	for _, init := range []contrast.Init{contrast.InitRandom, contrast.InitLSA} {
-		t.Run(string(init), func(t *testing.T) {
+	for _, tc := range []struct {
+		init    contrast.Init
+		average bool
+	}{{contrast.InitRandom, false}, {contrast.InitLSA, false}, {contrast.InitRandom, true}} {
+		init := tc.init
+		t.Run(fmt.Sprintf("%s/average=%v", init, tc.average), func(t *testing.T) {
 			o := tinyOpts
 			o.Init = init
+			o.Average = tc.average
 			m, losses := trainTiny(t, o)
 			require.Len(t, losses, 20)
 			// (LSA starts close to the answer on this corpus)
@@ -105,6 +110,7 @@ func TestTrainDeterministic(t *testing.T) {
 		o.Epochs = 3
 		o.Workers = workers
 		o.Bigrams = 256
+		o.Average = true
 		m, _ := trainTiny(t, o)
 		o.Workers = 2
 		m2, _ := trainTiny(t, o)

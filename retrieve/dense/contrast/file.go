@@ -24,7 +24,7 @@ import (
 //	buckets     uint32   bigram buckets
 //	docs        uint64   training papers
 //	minDF, maxVocab, epochs, minSteps, batch  uint32 each
-//	flags       uint8: 1 OneWay, 2 Decay, 4 Spans, 8 Init is InitLSA, 16 Neighbours
+//	flags       uint8: 1 OneWay, 2 Decay, 4 Spans, 8 Init is InitLSA, 16 Neighbours, 32 Average
 //	seed        uint64
 //	maxDFRatio, temperature, lr, initScale, overlap   float64 each
 //	vocab       n × (uvarint length + UTF-8 bytes), sorted, distinct
@@ -76,7 +76,7 @@ func (m *Model) writeTo(w io.Writer) error {
 		b = binary.LittleEndian.AppendUint32(b, uint32(int32(x)))
 	}
 	var flags byte
-	for i, f := range []bool{o.OneWay, o.Decay, o.Spans, o.Init == InitLSA, o.Neighbours} {
+	for i, f := range []bool{o.OneWay, o.Decay, o.Spans, o.Init == InitLSA, o.Neighbours, o.Average} {
 		if f {
 			flags |= 1 << i
 		}
@@ -212,7 +212,7 @@ func load(r io.Reader) (*Model, error) {
 		fl[i] = math.Float64frombits(x)
 	}
 	o := Options{Dim: dim, MinDF: int(u[4]), MaxVocab: int(u[5]), Epochs: int(u[6]), MinSteps: int(int32(u[7])), Batch: int(u[8]),
-		OneWay: flags&1 != 0, Decay: flags&2 != 0, Spans: flags&4 != 0, Neighbours: flags&16 != 0, Init: InitRandom, Seed: seed, MaxDFRatio: fl[0], Temperature: fl[1], LR: fl[2], InitScale: fl[3], Overlap: fl[4], Bigrams: buckets}
+		OneWay: flags&1 != 0, Decay: flags&2 != 0, Spans: flags&4 != 0, Neighbours: flags&16 != 0, Average: flags&32 != 0, Init: InitRandom, Seed: seed, MaxDFRatio: fl[0], Temperature: fl[1], LR: fl[2], InitScale: fl[3], Overlap: fl[4], Bigrams: buckets}
 	if buckets == 0 {
 		o.Bigrams = -1
 	}
@@ -223,7 +223,7 @@ func load(r io.Reader) (*Model, error) {
 	o, err = o.withDefaults()
 	stored := o
 	stored.Workers = 0 // not in the file: it does not change the model
-	if err != nil || flags > 31 || stored != want {
+	if err != nil || flags > 63 || stored != want {
 		return nil, fmt.Errorf("%w: bad options (%v)", ErrCorrupt, err)
 	}
 	vocab := make([]string, 0, min(terms, 1<<16))

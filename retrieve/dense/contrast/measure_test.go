@@ -259,6 +259,8 @@ func variants(t *testing.T) []variant {
 				}
 			case "overlap":
 				o.Overlap = f
+			case "avg":
+				o.Average = f != 0
 			case "nb":
 				o.Neighbours = f != 0
 			case "spans":

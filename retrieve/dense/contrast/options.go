@@ -88,6 +88,10 @@ type Options struct {
 	Spans bool
 	// Init chooses the initial projection: InitRandom (or "") or InitLSA.
 	Init Init
+	// Average makes the model the mean of the projections at the end of
+	// each epoch of the second half of training (stochastic weight
+	// averaging), rather than the last one.
+	Average bool
 	// Overlap is the probability with which a term of a pair's short side
 	// is removed from its long side, so that the pair cannot be matched
 	// on shared words alone; 0 removes none.

@@ -386,6 +386,9 @@ type trainer struct {
 	adamM, adamV []float32
 	t            int // Adam step
 
+	avg       []float32 // Average: the running mean of the projections
+	snapshots int
+
 	// per-step buffers; texts 0..b-1 are queries, b..2b-1 their papers
 	feats [][]int32
 	vals  [][]float32
@@ -558,8 +561,34 @@ func (t *trainer) run(ctx context.Context, progress func(Progress)) error {
 			sum += float64(t.step())
 			progress(Progress{Stage: "train", Epoch: ep, Epochs: t.epochs, Step: st + 1, Steps: t.steps, Loss: sum / float64(st+1)})
 		}
+		if t.o.Average && 2*ep > t.epochs {
+			t.accumulate()
+		}
+	}
+	if t.o.Average {
+		t.m.w, t.avg = t.avg, nil
 	}
 	return nil
+}
+
+// accumulate folds the projection into the running mean of the
+// projections at the ends of the epochs of the second half (stochastic
+// weight averaging, Izmailov et al. 2018).
+func (t *trainer) accumulate() {
+	t.snapshots++
+	if t.avg == nil {
+		t.avg = slices.Clone(t.m.w)
+		return
+	}
+	f := float32(1 / float64(t.snapshots))
+	w := t.m.w
+	t.parallel(t.workers, func(wk, _ int) {
+		n := len(w)
+		lo, hi := n*wk/t.workers, n*(wk+1)/t.workers
+		for i := lo; i < hi; i++ {
+			t.avg[i] += (w[i] - t.avg[i]) * f
+		}
+	})
 }
 
 // parallel calls fn(worker, i) for i < n, worker w taking i ≡ w mod workers.
