@@ -14,11 +14,11 @@ const (
 	DefaultMaxDFRatio  = 0.5
 	DefaultMaxVocab    = 200_000
 	DefaultBigrams     = 0
-	DefaultEpochs      = 10
+	DefaultEpochs      = 6
 	DefaultMinSteps    = 300
 	DefaultBatch       = 1024
 	DefaultTemperature = 0.05
-	DefaultLR          = 1e-3
+	DefaultLR          = 2e-3
 	DefaultInitScale   = 0.02
 	DefaultSeed        = 1
 )
