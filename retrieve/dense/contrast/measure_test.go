@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -327,13 +328,22 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 	peak := sampleHeap()
 	start := time.Now()
 	last := start
-	m, err := contrast.Train(ctx, slices.Values(c.papers), v.opts, func(p contrast.Progress) {
-		if p.Stage == "train" && p.Step == p.Steps {
-			t.Logf("  %s epoch %d/%d loss %.4f (+%s)", v.name, p.Epoch, p.Epochs, p.Loss, time.Since(last).Round(time.Millisecond))
-			last = time.Now()
-		}
-	})
-	require.NoError(t, err)
+	saved := filepath.Join(c.db, "models", v.name+".model")
+	var m *contrast.Model
+	if _, err := os.Stat(saved); err == nil && os.Getenv("CITEFIND_MEASURE_LOAD") != "" {
+		m, err = contrast.LoadFile(saved, "")
+		require.NoError(t, err)
+		t.Logf("%s: loaded %s", v.name, saved)
+	} else {
+		var err error
+		m, err = contrast.Train(ctx, slices.Values(c.papers), v.opts, func(p contrast.Progress) {
+			if p.Stage == "train" && p.Step == p.Steps {
+				t.Logf("  %s epoch %d/%d loss %.4f (+%s)", v.name, p.Epoch, p.Epochs, p.Loss, time.Since(last).Round(time.Millisecond))
+				last = time.Now()
+			}
+		})
+		require.NoError(t, err)
+	}
 	trained := time.Since(start)
 	if os.Getenv("CITEFIND_MEASURE_SAVE") != "" {
 		require.NoError(t, os.MkdirAll(filepath.Join(c.db, "models"), 0o755))
@@ -359,16 +369,43 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 				cs[i] = strings.Join(sents, " ")
 			}
 		}
-		for _, kind := range []string{"dense", "dense-citing"} {
-			texts := qs
-			if kind == "dense-citing" {
-				texts = cs
+		for _, kind := range []string{"dense", "dense-citing", "dense-sentmean", "dense-mix"} {
+			var qv [][]float32
+			switch kind {
+			case "dense", "dense-citing":
+				texts := qs
+				if kind == "dense-citing" {
+					texts = cs
+					if slices.Equal(cs, qs) {
+						continue
+					}
+				}
+				var err error
+				qv, err = m.Embed(ctx, texts)
+				require.NoError(t, err)
+			case "dense-sentmean":
+				// the mean of the query's sentences' embeddings
 				if slices.Equal(cs, qs) {
 					continue
 				}
+				for _, q := range qs {
+					sv, err := m.Embed(ctx, retrieve.Sentences(q))
+					require.NoError(t, err)
+					qv = append(qv, meanUnit(sv))
+				}
+			case "dense-mix":
+				// the whole query's embedding plus its citing sentences'
+				if slices.Equal(cs, qs) {
+					continue
+				}
+				a, err := m.Embed(ctx, qs)
+				require.NoError(t, err)
+				b, err := m.Embed(ctx, cs)
+				require.NoError(t, err)
+				for i := range a {
+					qv = append(qv, meanUnit([][]float32{a[i], b[i]}))
+				}
 			}
-			qv, err := m.Embed(ctx, texts)
-			require.NoError(t, err)
 			dense := idx.searchAll(qv, 100)
 			byID := map[string][]corpus.Hit{}
 			for i, q := range ts.set.Queries {
@@ -391,6 +428,30 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 			}
 		}
 	}
+}
+
+// meanUnit returns the normalised mean of vs (zero when it is zero).
+func meanUnit(vs [][]float32) []float32 {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]float32, len(vs[0]))
+	for _, v := range vs {
+		for k, x := range v {
+			out[k] += x
+		}
+	}
+	var ss float64
+	for _, x := range out {
+		ss += float64(x) * float64(x)
+	}
+	if ss > 0 {
+		inv := float32(1 / math.Sqrt(ss))
+		for k := range out {
+			out[k] *= inv
+		}
+	}
+	return out
 }
 
 func maps(m map[string]float64) map[string]float64 {
