@@ -395,15 +395,14 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 				}
 			case "dense-mix":
 				// the whole query's embedding plus its citing sentences'
+				// (QueryVector)
 				if slices.Equal(cs, qs) {
 					continue
 				}
-				a, err := m.Embed(ctx, qs)
-				require.NoError(t, err)
-				b, err := m.Embed(ctx, cs)
-				require.NoError(t, err)
-				for i := range a {
-					qv = append(qv, meanUnit([][]float32{a[i], b[i]}))
+				for _, q := range ts.set.Queries {
+					v, err := contrast.QueryVector(ctx, m, q.Text)
+					require.NoError(t, err)
+					qv = append(qv, v)
 				}
 			}
 			dense := idx.searchAll(qv, 100)
