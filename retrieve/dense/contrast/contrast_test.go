@@ -60,18 +60,21 @@ func TestTrainLearns(t *testing.T) {
 	for _, tc := range []struct {
 		init    contrast.Init
 		average bool
-	}{{contrast.InitRandom, false}, {contrast.InitLSA, false}, {contrast.InitRandom, true}} {
+		heads   int
+		spec    string
+	}{{contrast.InitRandom, false, 1, "uni/32"}, {contrast.InitLSA, false, 1, "uni/32"}, {contrast.InitRandom, true, 1, "uni/32"}, {contrast.InitRandom, false, 2, "uni/32x2"}} {
 		init := tc.init
-		t.Run(fmt.Sprintf("%s/average=%v", init, tc.average), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/average=%v/heads=%d", init, tc.average, tc.heads), func(t *testing.T) {
 			o := tinyOpts
 			o.Init = init
 			o.Average = tc.average
+			o.Heads = tc.heads
 			m, losses := trainTiny(t, o)
 			require.Len(t, losses, 20)
 			// (LSA starts close to the answer on this corpus)
 			assert.Less(t, losses[len(losses)-1], max(losses[0]/4, 0.01), "the loss falls: %v", losses)
 			assert.Equal(t, 32, m.Dim())
-			assert.Equal(t, "uni/32", m.Spec())
+			assert.Equal(t, tc.spec, m.Spec())
 			assert.Equal(t, init, m.Options().Init)
 			assert.Regexp(t, `^contrast-32@[0-9a-f]{12}$`, m.Model())
 

@@ -23,7 +23,7 @@ import (
 //	terms       uint32   vocabulary size n
 //	buckets     uint32   bigram buckets
 //	docs        uint64   training papers
-//	minDF, maxVocab, epochs, minSteps, batch  uint32 each
+//	minDF, maxVocab, epochs, minSteps, batch, heads  uint32 each
 //	flags       uint8: 1 OneWay, 2 Decay, 4 Spans, 8 Init is InitLSA, 16 Neighbours, 32 Average
 //	seed        uint64
 //	maxDFRatio, temperature, lr, initScale, overlap   float64 each
@@ -72,7 +72,7 @@ func (m *Model) writeTo(w io.Writer) error {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.f.vocab)))
 	b = binary.LittleEndian.AppendUint32(b, uint32(m.f.buckets))
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.docs))
-	for _, x := range []int{o.MinDF, o.MaxVocab, o.Epochs, o.MinSteps, o.Batch} {
+	for _, x := range []int{o.MinDF, o.MaxVocab, o.Epochs, o.MinSteps, o.Batch, o.Heads} {
 		b = binary.LittleEndian.AppendUint32(b, uint32(int32(x)))
 	}
 	var flags byte
@@ -175,7 +175,7 @@ func load(r io.Reader) (*Model, error) {
 	if string(magic) != fileMagic {
 		return nil, fmt.Errorf("%w: not a contrast model (magic %q)", ErrCorrupt, magic)
 	}
-	var u [9]uint32 // version, dim, terms, buckets, minDF, maxVocab, epochs, minSteps, batch
+	var u [10]uint32 // version, dim, terms, buckets, minDF, maxVocab, epochs, minSteps, batch, heads
 	var docs uint64
 	for i := range u {
 		var err error
@@ -211,7 +211,7 @@ func load(r io.Reader) (*Model, error) {
 		}
 		fl[i] = math.Float64frombits(x)
 	}
-	o := Options{Dim: dim, MinDF: int(u[4]), MaxVocab: int(u[5]), Epochs: int(u[6]), MinSteps: int(int32(u[7])), Batch: int(u[8]),
+	o := Options{Dim: dim, MinDF: int(u[4]), MaxVocab: int(u[5]), Epochs: int(u[6]), MinSteps: int(int32(u[7])), Batch: int(u[8]), Heads: int(u[9]),
 		OneWay: flags&1 != 0, Decay: flags&2 != 0, Spans: flags&4 != 0, Neighbours: flags&16 != 0, Average: flags&32 != 0, Init: InitRandom, Seed: seed, MaxDFRatio: fl[0], Temperature: fl[1], LR: fl[2], InitScale: fl[3], Overlap: fl[4], Bigrams: buckets}
 	if buckets == 0 {
 		o.Bigrams = -1

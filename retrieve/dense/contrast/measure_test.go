@@ -260,6 +260,8 @@ func variants(t *testing.T) []variant {
 				}
 			case "overlap":
 				o.Overlap = f
+			case "heads":
+				o.Heads = int(f)
 			case "avg":
 				o.Average = f != 0
 			case "nb":

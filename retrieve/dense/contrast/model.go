@@ -113,7 +113,22 @@ func (e *textEmbedder) embed(text string, dst []float32) {
 	}
 	e.ids, e.vals = e.v.vector(e.ids[:0], e.vals[:0], e.segs...)
 	project(e.m.w, e.m.opts.Dim, e.ids, e.vals, dst)
-	normalize(dst)
+	normalizeHeads(dst, e.m.opts.Heads)
+}
+
+// normalizeHeads scales each of the heads equal blocks of v to unit
+// length, then v to unit length: the cosine of two such vectors is the
+// mean of their heads' cosines (a zero block stays zero).
+func normalizeHeads(v []float32, heads int) {
+	if heads <= 1 {
+		normalize(v)
+		return
+	}
+	dh := len(v) / heads
+	for hd := range heads {
+		normalize(v[hd*dh : (hd+1)*dh])
+	}
+	normalize(v)
 }
 
 // project sets dst to Σ vals[i]·row(ids[i]) of w.

@@ -88,6 +88,12 @@ type Options struct {
 	Spans bool
 	// Init chooses the initial projection: InitRandom (or "") or InitLSA.
 	Init Init
+	// Heads splits the Dim dimensions into this many blocks, each trained
+	// as a model of its own (normalised and scored on its own) on the same
+	// batches; the embedding is their concatenation, so that its cosine is
+	// the mean of theirs: an ensemble at the cost of one model. 0 means 1.
+	// Dim must be a multiple of Heads.
+	Heads int
 	// Average makes the model the mean of the projections at the end of
 	// each epoch of the second half of training (stochastic weight
 	// averaging), rather than the last one.
@@ -129,6 +135,7 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.Epochs, DefaultEpochs)
 	def(&o.MinSteps, DefaultMinSteps)
 	def(&o.Batch, DefaultBatch)
+	def(&o.Heads, 1)
 	deff(&o.MaxDFRatio, DefaultMaxDFRatio)
 	deff(&o.Temperature, DefaultTemperature)
 	deff(&o.LR, DefaultLR)
@@ -163,6 +170,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("contrast: MaxVocab %d out of range [1, %d]", o.MaxVocab, maxFeatures)
 	case o.Bigrams > maxFeatures:
 		return o, fmt.Errorf("contrast: Bigrams %d above %d", o.Bigrams, maxFeatures)
+	case o.Heads < 1 || o.Dim%o.Heads != 0:
+		return o, fmt.Errorf("contrast: Dim %d is not a multiple of Heads %d", o.Dim, o.Heads)
 	case o.Epochs < 1 || o.Batch < 2:
 		return o, fmt.Errorf("contrast: Epochs %d or Batch %d too small", o.Epochs, o.Batch)
 	case !(o.Overlap >= 0 && o.Overlap <= 1):
@@ -197,7 +206,8 @@ const (
 )
 
 // Spec names the feature set and dimension a model trained with o has:
-// "uni/768" for unigrams, "uni+bi131072/768" with 131,072 bigram buckets.
+// "uni/768" for unigrams, "uni+bi131072/768" with 131,072 bigram buckets,
+// "uni/768x2" with two heads.
 // (The vocabulary itself depends on the papers.)
 func (o Options) Spec() string {
 	o, _ = o.withDefaults()
@@ -205,5 +215,9 @@ func (o Options) Spec() string {
 	if o.Bigrams > 0 {
 		s += "+bi" + strconv.Itoa(o.Bigrams)
 	}
-	return s + "/" + strconv.Itoa(o.Dim)
+	s += "/" + strconv.Itoa(o.Dim)
+	if o.Heads > 1 {
+		s += "x" + strconv.Itoa(o.Heads)
+	}
+	return s
 }

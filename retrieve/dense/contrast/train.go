@@ -439,12 +439,12 @@ func newTrainer(m *Model, docs []paperDoc) (*trainer, error) {
 	t.feats = make([][]int32, 2*b)
 	t.vals = make([][]float32, 2*b)
 	t.h = make([]float32, 2*b*d)
-	t.norms = make([]float32, 2*b)
+	t.norms = make([]float32, 2*b*o.Heads)
 	t.s = make([]float32, b*b)
 	t.g = make([]float32, b*b)
 	t.gt = make([]float32, b*b)
-	t.tq = make([]float32, d*b)
-	t.tp = make([]float32, d*b)
+	t.tq = make([]float32, d/o.Heads*b)
+	t.tp = make([]float32, d/o.Heads*b)
 	t.dh = make([]float32, 2*b*d)
 	t.slot = make([]int32, size)
 	for i := range t.slot {
@@ -622,35 +622,48 @@ func (t *trainer) step() float32 {
 // gradient with respect to every text's raw sum.
 func (t *trainer) forwardBackward() float32 {
 	b, d := t.b, t.d
+	heads := t.o.Heads
+	dh := d / heads
 	w := t.m.w
-	// forward: sums and their norms
+	// forward: sums, normalised head by head, and the heads' norms
 	t.parallel(2*b, func(_, i int) {
 		row := t.h[i*d : (i+1)*d]
 		project(w, d, t.feats[i], t.vals[i], row)
-		t.norms[i] = normalize(row)
+		for hd := range heads {
+			t.norms[i*heads+hd] = normalize(row[hd*dh : (hd+1)*dh])
+		}
 	})
 	q, p := t.h[:b*d], t.h[b*d:]
-	gemmNT(b, b, d, q, d, p, d, t.s, b, t.workers)
-	loss := t.lossGrad()
-	// gradients w.r.t. the normalised sums: dq = G·p / τ, dp = Gᵀ·q / τ
-	transpose(q, b, d, t.tq)
-	transpose(p, b, d, t.tp)
-	transpose(t.g, b, b, t.gt)
 	dq, dp := t.dh[:b*d], t.dh[b*d:]
-	gemmNT(b, d, b, t.g, b, t.tp, b, dq, d, t.workers)
-	gemmNT(b, d, b, t.gt, b, t.tq, b, dp, d, t.workers)
-	inv := float32(1 / t.o.Temperature)
-	// through the normalisation: dh = (dn − n·(n·dn)) / |h|
+	var loss float32
+	for hd := range heads {
+		off := hd * dh
+		gemmNT(b, b, dh, q[off:], d, p[off:], d, t.s, b, t.workers)
+		loss += t.lossGrad() / float32(heads)
+		// gradients w.r.t. the normalised sums: dq = G·p / τ, dp = Gᵀ·q / τ
+		transposeBlock(q[off:], b, dh, d, t.tq)
+		transposeBlock(p[off:], b, dh, d, t.tp)
+		transpose(t.g, b, b, t.gt)
+		gemmNT(b, dh, b, t.g, b, t.tp, b, dq[off:], d, t.workers)
+		gemmNT(b, dh, b, t.gt, b, t.tq, b, dp[off:], d, t.workers)
+	}
+	// through the normalisation: dh = (dn − n·(n·dn)) / |h| per head; the
+	// loss is the heads' mean
+	inv := float32(1 / (t.o.Temperature * float64(heads)))
 	t.parallel(2*b, func(_, i int) {
-		n, g := t.h[i*d:(i+1)*d], t.dh[i*d:(i+1)*d]
-		if t.norms[i] == 0 {
-			clear(g)
-			return
-		}
-		c := dot(n, g)
-		s := inv / t.norms[i]
-		for k := range g {
-			g[k] = (g[k] - n[k]*c) * s
+		for hd := range heads {
+			lo, hi := i*d+hd*dh, i*d+(hd+1)*dh
+			n, g := t.h[lo:hi], t.dh[lo:hi]
+			nm := t.norms[i*heads+hd]
+			if nm == 0 {
+				clear(g)
+				continue
+			}
+			c := dot(n, g)
+			s := inv / nm
+			for k := range g {
+				g[k] = (g[k] - n[k]*c) * s
+			}
 		}
 	})
 	return loss
@@ -755,13 +768,18 @@ func (t *trainer) lossGrad() float32 {
 }
 
 // transpose writes the transpose of the r×c matrix a into dst (c×r).
-func transpose(a []float32, r, c int, dst []float32) {
+func transpose(a []float32, r, c int, dst []float32) { transposeBlock(a, r, c, c, dst) }
+
+// transposeBlock writes the transpose of the r×c matrix a of row stride
+// lda into dst (c×r).
+func transposeBlock(a []float32, r, c, lda int, dst []float32) {
 	const blk = 32
 	for i0 := 0; i0 < r; i0 += blk {
 		for j0 := 0; j0 < c; j0 += blk {
 			for i := i0; i < min(i0+blk, r); i++ {
+				row := a[i*lda : i*lda+c]
 				for j := j0; j < min(j0+blk, c); j++ {
-					dst[j*r+i] = a[i*c+j]
+					dst[j*r+i] = row[j]
 				}
 			}
 		}

@@ -33,9 +33,12 @@ func tinyPapers(n int) []corpus.Paper {
 // the projection against central finite differences, for both the
 // symmetric and the one-way loss.
 func TestGradient(t *testing.T) {
-	for _, oneWay := range []bool{false, true} {
-		t.Run(fmt.Sprint("oneway=", oneWay), func(t *testing.T) {
-			o, err := Options{Dim: 16, Batch: 8, MinDF: 1, MaxDFRatio: 1, Temperature: 0.5, InitScale: 0.3, OneWay: oneWay, Workers: 2, Bigrams: 64}.withDefaults()
+	for _, tc := range []struct {
+		oneWay bool
+		heads  int
+	}{{false, 1}, {true, 1}, {false, 2}} {
+		t.Run(fmt.Sprintf("oneway=%v/heads=%d", tc.oneWay, tc.heads), func(t *testing.T) {
+			o, err := Options{Dim: 16, Batch: 8, MinDF: 1, MaxDFRatio: 1, Temperature: 0.5, InitScale: 0.3, OneWay: tc.oneWay, Heads: tc.heads, Workers: 2, Bigrams: 64}.withDefaults()
 			require.NoError(t, err)
 			col, err := collect(t.Context(), slices.Values(tinyPapers(40)), 2, func(Progress) {})
 			require.NoError(t, err)
