@@ -3,8 +3,10 @@
 // the figures of the reports.
 //
 // It holds the benchmark loaders (ACM-CR's TREC topics and qrels, the
-// generic JSON Lines query format, and the native files of CiteME,
-// LitSearch and ScholarGym), the matching of gold papers to a collection
+// generic JSON Lines query format, the BEIR layout — corpus.jsonl,
+// queries.jsonl, qrels/SPLIT.tsv, as the SciFact and ScisummNet
+// development sets ship — and the native files of CiteME, LitSearch and
+// ScholarGym), the matching of gold papers to a collection
 // (MatchGold: by ID or alias, DOI, arXiv id or normalised title), the
 // per-query metrics (recall@K, nDCG@K with binary gains, MRR@K,
 // accuracy@1), the runner that sends every query of a topic set to each
@@ -41,6 +43,14 @@
 //	cat, err := eval.BuildCatalog(ctx, store)
 //	res, err := eval.Run(ctx, *set, engine, eval.Options{ResolveGold: eval.MatchGold(*set, cat, resolve)})
 //	fmt.Printf("coverage %.1f%%\n", 100*res.Coverage())
+//
+// A BEIR collection brings its corpus: ingest its papers (the corpus ids
+// become aliases), then judge by those ids:
+//
+//	b, err := eval.LoadBEIR(dir, eval.BEIROptions{Split: "test"}) // ScisummNet: "keep_for_gold", or Sample: 2000
+//	f, _ := os.Open(b.CorpusPath)
+//	n, err := eval.ConvertBEIRCorpus(ctx, f, b.CorpusPath, out, onErr) // CSL JSON Lines for Ingest
+//	res, err := eval.Run(ctx, b.Set, engine, eval.Options{Bench: b.Name, Resolve: resolve})
 //
 // Two runs (or two stages) are compared query by query:
 //

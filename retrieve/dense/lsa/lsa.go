@@ -192,6 +192,20 @@ func (m *Model) Fold() Fold { return m.opts.Fold }
 // Terms returns the vocabulary size.
 func (m *Model) Terms() int { return len(m.vocab) }
 
+// Row returns term's row of V_k, the vector a text's weight for the term
+// is multiplied by when it is folded in (before the fold's per-dimension
+// scaling), or nil when the term is not in the vocabulary. The slice is
+// the model's own: do not modify it. Other embedders start from it (the
+// contrast package's LSA initialisation).
+func (m *Model) Row(term string) []float32 {
+	j, ok := m.index[term]
+	if !ok {
+		return nil
+	}
+	k := m.opts.Dim
+	return m.v[int(j)*k : int(j+1)*k : int(j+1)*k]
+}
+
 // Singular returns a copy of the k singular values, descending.
 func (m *Model) Singular() []float64 { return append([]float64(nil), m.sigma...) }
 

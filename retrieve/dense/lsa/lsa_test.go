@@ -423,3 +423,19 @@ func TestText(t *testing.T) {
 		})
 	}
 }
+
+func TestRow(t *testing.T) {
+	texts, _ := plantedCorpus(1, 3, 20)
+	m, err := lsa.Train(t.Context(), slices.Values(texts), lsa.Options{Dim: 3}, nil)
+	require.NoError(t, err)
+	assert.Nil(t, m.Row("quantum"), "not in the vocabulary")
+	row := m.Row("ztaab")
+	require.Len(t, row, 3)
+	// a one-term text folds in to its row, normalised (plain fold)
+	vecs, err := m.Embed(t.Context(), []string{"ztaab"})
+	require.NoError(t, err)
+	n := norm(row)
+	for k := range row {
+		assert.InDelta(t, float64(row[k])/n, vecs[0][k], 1e-5)
+	}
+}
