@@ -16,6 +16,7 @@ import (
 	"github.com/citefind/citefind/internal/atomicfile"
 	"github.com/citefind/citefind/internal/progress"
 	"github.com/citefind/citefind/retrieve/dense"
+	"github.com/citefind/citefind/retrieve/dense/contrast"
 	"github.com/citefind/citefind/retrieve/dense/lsa"
 	"github.com/citefind/citefind/retrieve/local"
 )
@@ -42,13 +43,55 @@ type DenseReport struct {
 	ModelReason string
 }
 
-// Store meta keys of the builtin model: its identity, and the store
-// generation and paper count it was trained at.
-const (
-	metaLSAModel = "lsa_model"
-	metaLSAGen   = "lsa_generation"
-	metaLSADocs  = "lsa_docs"
-)
+// trainedKind is an embedder citefind trains on the database's own papers
+// and saves in its folder: builtin (LSA) or contrast.
+type trainedKind struct {
+	spec string // the embedder spec
+	name string // in messages: "the builtin embedder"
+	file string // model file in the database folder
+	// Store meta keys: the model's identity, and the store generation and
+	// paper count it was trained at.
+	metaModel, metaGen, metaDocs string
+	id                           func(path string) (string, error)
+	load                         func(path string) (dense.Embedder, error)
+	train                        func(ctx context.Context, st *corpus.Store, n int, opts Options) (dense.Embedder, error)
+	save                         func(path string, m dense.Embedder) error
+}
+
+// trainedKinds are the embedders trained on the database's papers, by spec.
+var trainedKinds = map[string]*trainedKind{
+	db.EmbedderBuiltin: {
+		spec: db.EmbedderBuiltin, name: "the builtin embedder", file: db.LSAModelFile,
+		metaModel: "lsa_model", metaGen: "lsa_generation", metaDocs: "lsa_docs",
+		id:    lsa.ModelID,
+		load:  func(path string) (dense.Embedder, error) { return db.LoadLSAModel(path) },
+		train: trainLSA,
+		save: func(path string, m dense.Embedder) error {
+			return atomicfile.Write(path, 0o644, func(f *os.File) error { return m.(*lsa.Model).Save(f) })
+		},
+	},
+	db.EmbedderContrast: {
+		spec: db.EmbedderContrast, name: "the contrast embedder", file: db.ContrastModelFile,
+		metaModel: "contrast_model", metaGen: "contrast_generation", metaDocs: "contrast_docs",
+		id: contrast.ModelID,
+		load: func(path string) (dense.Embedder, error) {
+			return db.OpenEmbedder(filepath.Dir(path), db.EmbedderContrast)
+		},
+		train: trainContrast,
+		save:  func(path string, m dense.Embedder) error { return contrast.SaveFile(path, m.(*contrast.Model)) },
+	},
+}
+
+// withKeywords folds a paper's keywords into its abstract: the trained
+// embedders embed title, abstract and keywords (lsa.Text, contrast.Text),
+// what they were trained and measured on, rather than dense.PaperText's
+// title and abstract.
+func withKeywords(p corpus.Paper) corpus.Paper {
+	if len(p.Keywords) > 0 {
+		p.Abstract = strings.TrimSpace(p.Abstract + "\n" + strings.Join(p.Keywords, ". "))
+	}
+	return p
+}
 
 // buildDense brings the dense index of dir up to date for the embedder
 // spec. The index is rebuilt (from the whole store, with the embedding
@@ -72,16 +115,24 @@ const (
 func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, spec string, opts Options) (DenseReport, error) {
 	rep := DenseReport{Embedder: spec}
 	path := filepath.Join(dir, local.DenseDir)
-	modelPath := filepath.Join(dir, db.LSAModelFile)
+	kind := trainedKinds[spec]
+	// Model files of trained embedders other than spec are left over
+	// from an earlier embedder: remove them.
+	for _, k := range trainedKinds {
+		if k == kind {
+			continue
+		}
+		err := os.Remove(filepath.Join(dir, k.file))
+		if err == nil {
+			rep.Removed = spec == db.EmbedderNone
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return rep, fmt.Errorf("remove %s's model: %w", k.name, err)
+		}
+	}
 	if spec == db.EmbedderNone {
-		_, errDir := os.Stat(path)
-		_, errModel := os.Stat(modelPath)
-		if errDir == nil || errModel == nil {
+		if _, err := os.Stat(path); err == nil {
 			if err := os.RemoveAll(path); err != nil {
 				return rep, fmt.Errorf("remove the dense index: %w", err)
-			}
-			if err := os.Remove(modelPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return rep, fmt.Errorf("remove the builtin embedder's model: %w", err)
 			}
 			rep.Removed = true
 		}
@@ -103,8 +154,8 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 		rep.Reason = fmt.Sprintf("index unreadable (%v)", err)
 	case h.Meta[local.MetaEmbedder] != spec:
 		rep.Reason = fmt.Sprintf("embedder changed from %q", h.Meta[local.MetaEmbedder])
-	case spec == db.EmbedderBuiltin && !modelIs(modelPath, h.Model):
-		rep.Reason = "the builtin model is not the one the index was built with"
+	case kind != nil && !modelIs(kind, filepath.Join(dir, kind.file), h.Model):
+		rep.Reason = kind.name + "'s model is not the one the index was built with"
 	case h.Meta[local.MetaGeneration] != gs:
 		rep.Reason = fmt.Sprintf("store changed since generation %s", h.Meta[local.MetaGeneration])
 	default:
@@ -121,22 +172,11 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 	}
 	var emb dense.Embedder
 	prepare := func(p corpus.Paper) corpus.Paper { return p }
-	if spec == db.EmbedderBuiltin {
-		m, err := builtinModel(ctx, dir, st, gen, n, opts, &rep)
-		if err != nil {
+	if kind != nil {
+		if emb, err = trainedModel(ctx, dir, kind, st, gen, n, opts, &rep); err != nil {
 			return rep, err
 		}
-		emb = m
-		// Embed what LSA was trained and measured on (lsa.Text: title,
-		// abstract and keywords) rather than dense.PaperText's title and
-		// abstract: fold the keywords into the abstract of the copy that
-		// is embedded.
-		prepare = func(p corpus.Paper) corpus.Paper {
-			if len(p.Keywords) > 0 {
-				p.Abstract = strings.TrimSpace(p.Abstract + "\n" + strings.Join(p.Keywords, ". "))
-			}
-			return p
-		}
+		prepare = withKeywords
 	} else {
 		if emb, err = db.OpenEmbedder(dir, spec); err != nil {
 			return rep, err
@@ -171,49 +211,55 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 
 // removeDenseLeftovers removes the files killed runs left: unreferenced
 // exports and temporary headers in the dense folder, temporary model
-// files next to db.LSAModelFile.
+// files next to the trained embedders' model files.
 func removeDenseLeftovers(dir string) (int, error) {
 	n, err := dense.RemoveLeftovers(filepath.Join(dir, local.DenseDir))
 	if err != nil {
 		return n, err
 	}
-	m, err := atomicfile.RemoveLeftovers(filepath.Join(dir, db.LSAModelFile))
-	return n + m, err
+	for _, k := range trainedKinds {
+		m, err := atomicfile.RemoveLeftovers(filepath.Join(dir, k.file))
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
-// modelIs reports whether the model file at path has identity id.
-func modelIs(path, id string) bool {
-	got, err := lsa.ModelID(path)
+// modelIs reports whether the model file of kind at path has identity id.
+func modelIs(kind *trainedKind, path, id string) bool {
+	got, err := kind.id(path)
 	return err == nil && got == id
 }
 
-// builtinModel returns the LSA model to build the index with: the saved
-// one when it can be kept (see buildDense), else one trained on the whole
-// store, saved and recorded in the store. It fills rep's Trained,
-// ModelReason and TrainTime.
-func builtinModel(ctx context.Context, dir string, st *corpus.Store, gen int64, n int, opts Options, rep *DenseReport) (*lsa.Model, error) {
-	modelPath := filepath.Join(dir, db.LSAModelFile)
-	var m *lsa.Model
+// trainedModel returns the model of a trained embedder to build the index
+// with: the saved one when it can be kept (see buildDense), else one
+// trained on the whole store, saved and recorded in the store. It fills
+// rep's Trained, ModelReason and TrainTime.
+func trainedModel(ctx context.Context, dir string, kind *trainedKind, st *corpus.Store, gen int64, n int, opts Options, rep *DenseReport) (dense.Embedder, error) {
+	modelPath := filepath.Join(dir, kind.file)
+	var m dense.Embedder
 	var why string
 	if opts.Force {
 		why = "--force"
-	} else if m, why = keepModel(ctx, modelPath, st, opts); m != nil {
+	} else if m, why = keepModel(ctx, kind, modelPath, st, opts); m != nil {
 		rep.ModelReason = why
 		return m, nil
 	}
 	start := time.Now()
-	m, err := trainLSA(ctx, st, n, opts)
+	m, err := kind.train(ctx, st, n, opts)
 	if err != nil {
-		return nil, fmt.Errorf("train the builtin embedder: %w", err)
+		return nil, fmt.Errorf("train %s on the database's %d papers: %w", kind.name, n, err)
 	}
-	if err := saveModel(modelPath, m); err != nil {
-		return nil, err
+	if err := kind.save(modelPath, m); err != nil {
+		return nil, fmt.Errorf("save %s's model: %w", kind.name, err)
 	}
 	for _, kv := range [][2]string{
-		{metaLSAModel, m.Model()}, {metaLSAGen, strconv.FormatInt(gen, 10)}, {metaLSADocs, strconv.Itoa(n)},
+		{kind.metaModel, m.Model()}, {kind.metaGen, strconv.FormatInt(gen, 10)}, {kind.metaDocs, strconv.Itoa(n)},
 	} {
 		if err := st.SetMeta(ctx, kv[0], kv[1]); err != nil {
-			return nil, fmt.Errorf("record the builtin embedder's model: %w", err)
+			return nil, fmt.Errorf("record %s's model: %w", kind.name, err)
 		}
 	}
 	rep.TrainTime = time.Since(start)
@@ -224,8 +270,8 @@ func builtinModel(ctx context.Context, dir string, st *corpus.Store, gen int64, 
 
 // keepModel loads the saved model when it may be kept, and says why it
 // was kept or why not (then the model is nil).
-func keepModel(ctx context.Context, path string, st *corpus.Store, opts Options) (*lsa.Model, string) {
-	id, err := lsa.ModelID(path)
+func keepModel(ctx context.Context, kind *trainedKind, path string, st *corpus.Store, opts Options) (dense.Embedder, string) {
+	id, err := kind.id(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "no model yet"
 	}
@@ -233,7 +279,7 @@ func keepModel(ctx context.Context, path string, st *corpus.Store, opts Options)
 		return nil, fmt.Sprintf("model unreadable (%v)", err)
 	}
 	var meta [3]string
-	for i, k := range []string{metaLSAModel, metaLSAGen, metaLSADocs} {
+	for i, k := range []string{kind.metaModel, kind.metaGen, kind.metaDocs} {
 		if meta[i], err = st.Meta(ctx, k); err != nil {
 			return nil, fmt.Sprintf("store unreadable (%v)", err)
 		}
@@ -259,7 +305,7 @@ func keepModel(ctx context.Context, path string, st *corpus.Store, opts Options)
 	if float64(drift) > frac*float64(trainedDocs) {
 		return nil, fmt.Sprintf("%d of %d papers changed since it was trained (over %.0f%%)", drift, trainedDocs, 100*frac)
 	}
-	m, err := db.LoadLSAModel(path)
+	m, err := kind.load(path)
 	if err != nil {
 		return nil, fmt.Sprintf("model unreadable (%v)", err)
 	}
@@ -267,7 +313,7 @@ func keepModel(ctx context.Context, path string, st *corpus.Store, opts Options)
 }
 
 // trainLSA trains the builtin embedder on every paper of the store.
-func trainLSA(ctx context.Context, st *corpus.Store, n int, opts Options) (*lsa.Model, error) {
+func trainLSA(ctx context.Context, st *corpus.Store, n int, opts Options) (dense.Embedder, error) {
 	var walkErr error
 	stopWalk := errors.New("stop")
 	texts := iter.Seq[string](func(yield func(string) bool) {
@@ -310,14 +356,55 @@ func trainLSA(ctx context.Context, st *corpus.Store, n int, opts Options) (*lsa.
 	if walkErr != nil {
 		return nil, walkErr
 	}
-	return m, err
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-// saveModel writes m to path atomically: a temp file in the same folder,
-// synced, renamed into place.
-func saveModel(path string, m *lsa.Model) error {
-	if err := atomicfile.Write(path, 0o644, func(f *os.File) error { return m.Save(f) }); err != nil {
-		return fmt.Errorf("save the builtin embedder's model: %w", err)
+// trainContrast trains the contrast embedder (default options) on every
+// paper of the store, with a progress bar per stage.
+func trainContrast(ctx context.Context, st *corpus.Store, n int, opts Options) (dense.Embedder, error) {
+	var walkErr error
+	stopWalk := errors.New("stop")
+	papers := iter.Seq[corpus.Paper](func(yield func(corpus.Paper) bool) {
+		err := st.Each(ctx, func(p corpus.Paper) error {
+			if !yield(p) {
+				return stopWalk
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, stopWalk) {
+			walkErr = err
+		}
+	})
+	var analyze, train *progress.Bar
+	prog := func(p contrast.Progress) {
+		if opts.Progress == nil {
+			return
+		}
+		switch p.Stage {
+		case "analyze":
+			if analyze == nil {
+				analyze = progress.New(opts.Progress, "contrast analyze", int64(n), "papers")
+			}
+			analyze.Set(int64(p.Papers), 0)
+		case "train":
+			if train == nil {
+				analyze.Done()
+				train = progress.New(opts.Progress, "contrast train", int64(p.Epochs*p.Steps), "steps")
+			}
+			train.Set(int64((p.Epoch-1)*p.Steps+p.Step), 0)
+		}
 	}
-	return nil
+	m, err := contrast.Train(ctx, papers, contrast.Options{}, prog)
+	analyze.Done()
+	train.Done()
+	if walkErr != nil {
+		return nil, walkErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }

@@ -3,7 +3,6 @@ package build
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/db"
@@ -66,26 +65,22 @@ func syncRemote(ctx context.Context, d *db.DB, url, spec string, opts Options) (
 }
 
 // syncEmbedder returns the embedder of spec for a remote sync and how a
-// paper is prepared for it: the builtin model (trained on the store, or
-// the saved one kept) embeds title, abstract and keywords.
+// paper is prepared for it: a trained embedder (builtin, contrast; trained
+// on the store, or the saved model kept) embeds title, abstract and
+// keywords.
 func syncEmbedder(ctx context.Context, d *db.DB, gen int64, spec string, opts Options, rep *DenseReport) (dense.Embedder, func(corpus.Paper) corpus.Paper, error) {
-	same := func(p corpus.Paper) corpus.Paper { return p }
-	if spec != db.EmbedderBuiltin {
+	kind := trainedKinds[spec]
+	if kind == nil {
 		emb, err := db.OpenEmbedder(d.Dir, spec)
-		return emb, same, err
+		return emb, func(p corpus.Paper) corpus.Paper { return p }, err
 	}
 	n, err := d.Store.Count(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := builtinModel(ctx, d.Dir, d.Store, gen, n, opts, rep)
+	m, err := trainedModel(ctx, d.Dir, kind, d.Store, gen, n, opts, rep)
 	if err != nil {
 		return nil, nil, err
 	}
-	return m, func(p corpus.Paper) corpus.Paper {
-		if len(p.Keywords) > 0 {
-			p.Abstract = strings.TrimSpace(p.Abstract + "\n" + strings.Join(p.Keywords, ". "))
-		}
-		return p
-	}, nil
+	return m, withKeywords, nil
 }

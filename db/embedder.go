@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/citefind/citefind/retrieve/dense"
+	"github.com/citefind/citefind/retrieve/dense/contrast"
 	"github.com/citefind/citefind/retrieve/dense/lsa"
 )
 
@@ -17,6 +18,12 @@ const (
 	// EmbedderBuiltin is LSA (package lsa) trained on the database's own
 	// papers: BuiltinDim dimensions, plain fold-in, no server, no download.
 	EmbedderBuiltin = "builtin"
+	// EmbedderContrast is an embedder trained contrastively on the
+	// database's own papers (package contrast): a tf-idf projection to
+	// 768 dimensions, no server, no download; far better alone than
+	// builtin (docs/dense.md), costlier to train (about 2 minutes for
+	// 100,000 papers on 2 cores).
+	EmbedderContrast = "contrast"
 	// EmbedderOllamaPrefix starts an Ollama embedder spec, "ollama:MODEL"
 	// (e.g. "ollama:nomic-embed-text"); the server is OLLAMA_HOST.
 	EmbedderOllamaPrefix = "ollama:"
@@ -25,14 +32,14 @@ const (
 // BuiltinDim is the number of dimensions of the builtin LSA embedder.
 const BuiltinDim = 512
 
-// ParseEmbedder checks an embedder spec (none, builtin or ollama:MODEL) and
+// ParseEmbedder checks an embedder spec (none, builtin, contrast or ollama:MODEL) and
 // returns it normalised. "" is none.
 func ParseEmbedder(spec string) (string, error) {
 	spec = strings.TrimSpace(spec)
 	switch {
 	case spec == "" || spec == EmbedderNone:
 		return EmbedderNone, nil
-	case spec == EmbedderBuiltin:
+	case spec == EmbedderBuiltin || spec == EmbedderContrast:
 		return spec, nil
 	case strings.HasPrefix(spec, EmbedderOllamaPrefix):
 		if strings.TrimSpace(strings.TrimPrefix(spec, EmbedderOllamaPrefix)) == "" {
@@ -40,15 +47,23 @@ func ParseEmbedder(spec string) (string, error) {
 		}
 		return spec, nil
 	}
-	return "", fmt.Errorf("unknown embedder %q (want none, builtin or ollama:MODEL)", spec)
+	return "", fmt.Errorf("unknown embedder %q (want none, builtin, contrast or ollama:MODEL)", spec)
 }
 
 // OpenEmbedder returns the embedder of spec for a database folder dir: the
-// saved LSA model for builtin, an Ollama client for ollama:MODEL.
+// saved LSA model for builtin, the saved contrast model for contrast (one
+// trained with other options is refused, naming both), an Ollama client
+// for ollama:MODEL.
 func OpenEmbedder(dir, spec string) (dense.Embedder, error) {
 	switch {
 	case spec == EmbedderBuiltin:
 		return LoadLSAModel(filepath.Join(dir, LSAModelFile))
+	case spec == EmbedderContrast:
+		m, err := contrast.LoadFile(filepath.Join(dir, ContrastModelFile), contrast.Options{}.Spec())
+		if err != nil {
+			return nil, fmt.Errorf("load the contrast embedder's model: %w", err)
+		}
+		return m, nil
 	case strings.HasPrefix(spec, EmbedderOllamaPrefix):
 		return dense.NewOllama(dense.OllamaOptions{Model: strings.TrimPrefix(spec, EmbedderOllamaPrefix)})
 	}

@@ -16,6 +16,9 @@ const (
 	// LSAModelFile is the builtin embedder's model, trained on the
 	// database's own papers.
 	LSAModelFile = "lsa.model"
+	// ContrastModelFile is the contrast embedder's model, trained on
+	// the database's own papers (package contrast).
+	ContrastModelFile = "contrast.model"
 	// EmbeddingCacheFile caches paper embeddings by (model, text).
 	EmbeddingCacheFile = "embeddings.sqlite"
 	// PipelineFile is the database's pipeline configuration (Pipeline).

@@ -118,6 +118,10 @@ func BuiltinPipeline(spec string) Pipeline {
 	case spec == EmbedderBuiltin:
 		p.Retrievers = append(p.Retrievers, citefind.RetrieverDense)
 		p.Weights[citefind.RetrieverDense] = 0.05
+	case spec == EmbedderContrast:
+		p.Retrievers = append(p.Retrievers, citefind.RetrieverDense)
+		p.Weights[citefind.RetrieverDense] = 0.25
+		p.Source = "built-in default for the contrast embedder (eval --suite --sweep-weights)"
 	case spec != EmbedderNone && spec != "":
 		p.Retrievers = append(p.Retrievers, citefind.RetrieverDense)
 		p.Weights[citefind.RetrieverDense] = 0.3

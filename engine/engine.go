@@ -541,14 +541,14 @@ func (e *Engine) embedder(ctx context.Context, s *snapshot) (dense.Embedder, err
 				fail(err)
 				return
 			}
-		} else if spec == db.EmbedderBuiltin && e.opts.Embedder == nil {
-			fail(fmt.Errorf("%w: the builtin embedder's model lives in the database folder; serving from the %s backend alone, dense retrieval needs an ollama:MODEL embedder", dense.ErrNoIndex, s.backend.Name()))
+		} else if (spec == db.EmbedderBuiltin || spec == db.EmbedderContrast) && e.opts.Embedder == nil {
+			fail(fmt.Errorf("%w: the %s embedder's model lives in the database folder; serving from the %s backend alone, dense retrieval needs an ollama:MODEL embedder", dense.ErrNoIndex, spec, s.backend.Name()))
 			return
 		}
 		dn, _ := st.Index("dense")
 		switch {
 		case spec == db.EmbedderNone && e.opts.Embedder == nil:
-			fail(fmt.Errorf("%w: the database has no embedder (run `citefind index --db %s --embedder builtin`)", dense.ErrNoIndex, dir))
+			fail(fmt.Errorf("%w: the database has no embedder (run `citefind index --db %s --embedder contrast`)", dense.ErrNoIndex, dir))
 			return
 		case !dn.Exists:
 			fail(fmt.Errorf("%w (run `citefind index --db %s --embedder %s`)", dense.ErrNoIndex, dir, spec))

@@ -2,20 +2,24 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/citefind/citefind/corpus"
 	dbpkg "github.com/citefind/citefind/db"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/retrieve/dense"
+	"github.com/citefind/citefind/retrieve/dense/contrast"
 )
 
 type jsonResult struct {
@@ -147,7 +151,7 @@ func TestDenseUsageErrors(t *testing.T) {
 	// No dense index: a warning, or an error with --strict.
 	res := queryJSON(t, "--db", db, "--retrievers", "bm25,dense", "dense retrieval")
 	require.Len(t, res.Warnings, 1)
-	assert.Contains(t, res.Warnings[0], "--embedder builtin")
+	assert.Contains(t, res.Warnings[0], "--embedder contrast")
 	_, _, err = cli(t, "", "query", "--db", db, "--strict", "--retrievers", "bm25,dense", "dense retrieval")
 	require.Error(t, err)
 }
@@ -264,7 +268,7 @@ func TestDenseFoldIn(t *testing.T) {
 	// model and committing its index; here: garbage) is noticed.
 	require.NoError(t, os.WriteFile(filepath.Join(db, dbpkg.LSAModelFile), []byte("garbage"), 0o644))
 	out = index(in)
-	assert.Contains(t, out, "rebuilt (the builtin model is not the one the index was built with)")
+	assert.Contains(t, out, "rebuilt (the builtin embedder's model is not the one the index was built with)")
 	assert.Contains(t, out, "model trained: model unreadable")
 	hybrid()
 }
@@ -381,4 +385,84 @@ func TestBadFusionDefaults(t *testing.T) {
 	assert.Equal(t, dbpkg.BuiltinPipeline(dbpkg.EmbedderNone), *cfg)
 	_, _, err = cli(t, "", "query", "--db", db, "retrieval")
 	require.NoError(t, err)
+}
+
+// syntheticPapers writes n CSL-JSON papers whose titles and abstracts are
+// drawn from a few topics, enough for the contrast embedder to learn from.
+func syntheticPapers(t *testing.T, n int) string {
+	topics := [][]string{
+		{"dense", "passage", "retrieval", "encoder", "question", "answering", "embedding"},
+		{"citation", "recommendation", "context", "scholarly", "graph", "reference"},
+		{"reciprocal", "rank", "fusion", "runs", "metasearch", "combination"},
+		{"neural", "machine", "translation", "attention", "decoder", "alignment"},
+	}
+	var b strings.Builder
+	for i := range n {
+		w := topics[i%len(topics)]
+		word := func(j int) string { return w[(i*7+j*3)%len(w)] }
+		fmt.Fprintf(&b, `{"id":"p%d","type":"article-journal","title":"%s %s %s %d","abstract":"We study %s %s for %s. Our %s %s improves %s on paper %d.","issued":{"date-parts":[[2020]]}}`+"\n",
+			i, word(0), word(1), word(2), i, word(3), word(4), word(5), word(6), word(0), word(2), i)
+	}
+	path := filepath.Join(t.TempDir(), "papers.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
+}
+
+// TestDenseContrast builds the contrast embedder's index (trained on the
+// database's own papers), answers hybrid queries with it, keeps the model
+// across a small change, refuses a model trained for other options and a
+// database too small to learn from.
+func TestDenseContrast(t *testing.T) {
+	dir := t.TempDir()
+	in := syntheticPapers(t, 120)
+	out, _, err := cli(t, "", "index", "--db", dir, "--quiet", "--embedder", "contrast", in)
+	require.NoError(t, err)
+	assert.Contains(t, out, "with contrast, 120 papers")
+	assert.Contains(t, out, "(model trained: no model yet, in ")
+	require.FileExists(t, filepath.Join(dir, dbpkg.ContrastModelFile))
+	res := queryJSON(t, "--db", dir, "-k", "5", "--retrievers", "bm25,dense", "citation recommendation in scholarly graphs [3]")
+	assert.Empty(t, res.Warnings)
+	require.NotEmpty(t, res.Hits)
+	sawDense := false
+	for _, h := range res.Hits {
+		_, ok := h.Sources["dense"]
+		sawDense = sawDense || ok
+	}
+	assert.True(t, sawDense, "dense contributes hits")
+	st, _, err := cli(t, "", "status", "--db", dir)
+	require.NoError(t, err)
+	assert.Contains(t, st, "contrast")
+
+	// The same papers again: up to date; one more paper: the model is kept.
+	out, _, err = cli(t, "", "index", "--db", dir, "--quiet", in)
+	require.NoError(t, err)
+	assert.Contains(t, out, "dense index:       up to date (contrast)")
+	more := syntheticPapers(t, 121)
+	out, _, err = cli(t, "", "index", "--db", dir, "--quiet", more)
+	require.NoError(t, err)
+	assert.Contains(t, out, "(model kept: 1 of 120 papers changed since it was trained)")
+
+	// A model trained for another feature set is refused, naming both.
+	var papers []corpus.Paper
+	for i := range 60 {
+		papers = append(papers, corpus.Paper{ID: fmt.Sprint(i), Title: fmt.Sprintf("paper %d on topic %d", i, i%5),
+			Abstract: fmt.Sprintf("First sentence about topic %d. Second sentence number %d.", i%5, i)})
+	}
+	other, err := contrast.Train(t.Context(), slices.Values(papers), contrast.Options{Dim: 16, Epochs: 1, MinSteps: -1}, nil)
+	require.NoError(t, err)
+	require.NoError(t, contrast.SaveFile(filepath.Join(dir, dbpkg.ContrastModelFile), other))
+	_, _, err = cli(t, "", "query", "--db", dir, "--strict", "--retrievers", "bm25,dense", "citation recommendation")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "uni/16")
+	assert.Contains(t, err.Error(), "uni/768")
+	// index notices and retrains.
+	out, _, err = cli(t, "", "index", "--db", dir, "--quiet", more)
+	require.NoError(t, err)
+	assert.Contains(t, out, "contrast embedder's model is not the one the index was built with")
+
+	// Too few papers to learn from: index says why and fails.
+	small := t.TempDir()
+	_, _, err = cli(t, "", "index", "--db", small, "--quiet", "--embedder", "contrast", samplePath(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "too few papers to learn from")
 }

@@ -165,7 +165,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	var sf sweepFlags
 	sf.register(fs)
 	suite := fs.Bool("suite", false, "run the evaluation suite: every stage on ACM-CR, SciFact and ScisummNet (see below); --db is then the folder of the suite's databases")
-	embedder := fs.String("embedder", "", "embedder of the benchmark databases eval builds: none, builtin or ollama:MODEL (default: the one a database records, else none)")
+	embedder := fs.String("embedder", "", "embedder of the benchmark databases eval builds: none, builtin, contrast or ollama:MODEL (default: the one a database records, else none)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err

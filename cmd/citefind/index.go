@@ -21,7 +21,7 @@ func (c *indexCmd) Synopsis() string {
 	return "ingest BibTeX / JSONL / CSL-JSON files or folders and build the search indexes"
 }
 
-const indexUsage = `Usage: citefind index [--db DIR] [--embedder none|builtin|ollama:MODEL] [--backend URL] [--keep-going] [--force] [--quiet] [--wait DURATION] PATH...
+const indexUsage = `Usage: citefind index [--db DIR] [--embedder none|builtin|contrast|ollama:MODEL] [--backend URL] [--keep-going] [--force] [--quiet] [--wait DURATION] PATH...
 
 Reads every PATH (a file, or a folder walked for .bib .bibtex .jsonl .ndjson
 .json files) into the paper store of DIR, then brings the BM25 index up to
@@ -45,11 +45,13 @@ is a warning. The run ends with a summary and exits with status 1 when anything
 was skipped or a folder held no supported file, unless --keep-going.
 
 --embedder also builds a dense (embedding) index, for query --retrievers
-bm25,dense: builtin is LSA trained on the database's own papers (512
-dimensions, plain fold-in; offline; new and changed papers are folded into
-the saved model, which is retrained when over 10% of its papers changed, or
-with --force);
-ollama:MODEL embeds with an Ollama server (OLLAMA_HOST), e.g.
+bm25,dense: contrast is an embedder trained contrastively on the
+database's own papers (768 dimensions, offline, about 2 minutes for 100,000
+papers on 2 cores; needs at least 32 papers with an abstract; see
+docs/dense.md); builtin is LSA trained the same way (512 dimensions,
+cheaper, weaker). Both keep their saved model across small changes (new and
+changed papers are embedded with it) and retrain it when over 10% of its
+papers changed, or with --force; ollama:MODEL embeds with an Ollama server (OLLAMA_HOST), e.g.
 ollama:nomic-embed-text. Embeddings are cached in DIR/embeddings.sqlite. The
 database records the embedder and queries use the same one; a later index
 without --embedder keeps it. The default is none (no dense index) until a
@@ -70,7 +72,7 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	force := fs.Bool("force", false, "re-read unchanged files and rebuild the indexes")
 	quiet := fs.Bool("quiet", false, "no progress display")
 	wait := waitFlag(fs)
-	embedder := fs.String("embedder", "", "dense embedder: none, builtin or ollama:MODEL (default: the one the database records, else none)")
+	embedder := fs.String("embedder", "", "dense embedder: none, builtin, contrast or ollama:MODEL (default: the one the database records, else none)")
 	backend := fs.String("backend", "", "`URL` of the search index: local, or weaviate://HOST:PORT/COLLECTION[?shards=N&replicas=R] (default: the one the database records, else local)")
 	paths, err := parseArgs(fs, args)
 	if err != nil {

@@ -56,6 +56,8 @@ func (c *statusCmd) Run(ctx context.Context, args []string) error {
 				fmt.Fprintf(c.stdout, "  %-6s  missing\n", ix.Name+":")
 			case ix.Error != "":
 				fmt.Fprintf(c.stdout, "  %-6s  unreadable: %s\n", ix.Name+":", ix.Error)
+			case ix.Name == "dense" && s.Embedder != "":
+				fmt.Fprintf(c.stdout, "  %-6s  %d papers, embedder %s, built from generation %d\n", ix.Name+":", ix.Docs, s.Embedder, ix.Generation)
 			default:
 				fmt.Fprintf(c.stdout, "  %-6s  %d papers, built from generation %d\n", ix.Name+":", ix.Docs, ix.Generation)
 			}

@@ -19,7 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/build"
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/db"
+	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/eval"
 	"github.com/citefind/citefind/fuse"
 	"github.com/citefind/citefind/internal/datadir"
@@ -75,7 +78,7 @@ func openCollection(t *testing.T, ctx context.Context, root, name string) *colle
 	t.Helper()
 	c := &collection{name: name, db: filepath.Join(root, name)}
 	require.NoError(t, os.MkdirAll(c.db, 0o755))
-	storePath := filepath.Join(c.db, citefind.StoreFile)
+	storePath := filepath.Join(c.db, db.StoreFile)
 	_, statErr := os.Stat(storePath)
 	var ingest func(st *corpus.Store)
 	switch name {
@@ -88,7 +91,7 @@ func openCollection(t *testing.T, ctx context.Context, root, name string) *colle
 		require.NoError(t, err)
 		c.sets = []topics{{a.Sets[0], "report"}, {a.Sets[1], "tune"}}
 		ingest = func(st *corpus.Store) {
-			_, err := citefind.Ingest(ctx, st, a.BibFiles, citefind.IngestOptions{Keep: a.Keep})
+			_, err := build.Ingest(ctx, st, a.BibFiles, build.IngestOptions{Keep: a.Keep})
 			require.NoError(t, err)
 		}
 	case "scifact", "scisummnet":
@@ -128,18 +131,19 @@ func openCollection(t *testing.T, ctx context.Context, root, name string) *colle
 			_, err = eval.ConvertBEIRCorpus(ctx, in, in.Name(), out, func(pe *corpus.ParseError) { t.Errorf("%v", pe) })
 			require.NoError(t, err)
 			require.NoError(t, out.Close())
-			_, err = citefind.Ingest(ctx, st, []string{conv}, citefind.IngestOptions{})
+			_, err = build.Ingest(ctx, st, []string{conv}, build.IngestOptions{})
 			require.NoError(t, err)
 		}
 	default:
 		t.Fatalf("unknown collection %q", name)
 	}
-	st, err := corpus.OpenStore(ctx, storePath)
+	d, err := db.Create(ctx, c.db)
 	require.NoError(t, err)
+	st := d.Store
 	if statErr != nil {
 		ingest(st)
 	}
-	_, err = citefind.BuildIndexes(ctx, c.db, st, citefind.BuildOptions{})
+	_, err = build.Indexes(ctx, d, build.Options{})
 	require.NoError(t, err)
 	require.NoError(t, st.Each(ctx, func(p corpus.Paper) error {
 		c.ids = append(c.ids, p.ID)
@@ -147,9 +151,9 @@ func openCollection(t *testing.T, ctx context.Context, root, name string) *colle
 		c.texts = append(c.texts, contrast.Text(p))
 		return nil
 	}))
-	require.NoError(t, st.Close())
+	require.NoError(t, d.Close())
 
-	eng, err := citefind.Open(ctx, c.db, citefind.EngineOptions{Retrievers: []string{citefind.RetrieverBM25}})
+	eng, err := engine.Open(ctx, c.db, engine.Options{Retrievers: []string{citefind.RetrieverBM25}})
 	require.NoError(t, err)
 	t.Cleanup(func() { eng.Close() })
 	c.resolve = func(ids []string) (map[string]string, error) { return eng.Store().Resolve(ctx, ids) }
@@ -174,7 +178,7 @@ var shipped = []string{citefind.RetrieverBM25, citefind.RetrieverRM3, citefind.R
 
 // loadLists returns the shipped retrievers' top 100 for every query,
 // cached in the database folder.
-func loadLists(t *testing.T, ctx context.Context, c *collection, eng *citefind.Engine) map[string]map[string]map[string][]corpus.Hit {
+func loadLists(t *testing.T, ctx context.Context, c *collection, eng *engine.Engine) map[string]map[string]map[string][]corpus.Hit {
 	path := filepath.Join(c.db, "lists.gob")
 	out := map[string]map[string]map[string][]corpus.Hit{}
 	if f, err := os.Open(path); err == nil {
@@ -192,10 +196,11 @@ func loadLists(t *testing.T, ctx context.Context, c *collection, eng *citefind.E
 				continue
 			}
 			m := map[string][]corpus.Hit{}
+			res, err := eng.Search(ctx, q.Text, citefind.QueryOptions{K: 100, Retrievers: shipped})
+			require.NoError(t, err)
 			for _, r := range shipped {
-				hits, err := eng.Retriever(r)(ctx, q.Text, 100)
-				require.NoError(t, err)
-				m[r] = hits
+				hits := res.Stages.Retrievers[r]
+				m[r] = hits[:min(100, len(hits))]
 			}
 			out[ts.set.Name][q.ID] = m
 			changed = true
@@ -490,7 +495,7 @@ func (c *collection) score(t *testing.T, ctx context.Context, set eval.TopicSet,
 	// eval.Run passes the text; map it back to the query (texts can
 	// repeat; their lists are then the same retriever's answer anyway
 	// except for the cached lists, keyed by id: take the first).
-	r := eval.RetrieverFunc(func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
+	r := retrieve.RetrieverFunc(func(ctx context.Context, text string, k int) ([]corpus.Hit, error) {
 		return hits(byText[text][0]), nil
 	})
 	res, err := eval.Run(ctx, set, r, eval.Options{K: 100, Resolve: c.resolve})
@@ -656,10 +661,16 @@ func TestMeasureQueryCost(t *testing.T) {
 	t.Logf("dense index: %d papers embedded and written in %s", st.Docs, time.Since(start).Round(time.Millisecond))
 	r, err := dense.Open(dir, m)
 	require.NoError(t, err)
-	eng, err := citefind.Open(ctx, c.db, citefind.EngineOptions{Retrievers: []string{citefind.RetrieverBM25}})
+	eng, err := engine.Open(ctx, c.db, engine.Options{Retrievers: []string{citefind.RetrieverBM25}})
 	require.NoError(t, err)
 	defer eng.Close()
-	bm25 := eng.Retriever(citefind.RetrieverBM25)
+	bm25 := func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
+		res, err := eng.Search(ctx, q, citefind.QueryOptions{K: k})
+		if err != nil {
+			return nil, err
+		}
+		return res.Stages.Retrievers[citefind.RetrieverBM25], nil
+	}
 	var times [4][]time.Duration // dense, embed, bm25, both in parallel
 	for round := range 3 {
 		for _, ts := range c.sets {
