@@ -74,6 +74,7 @@ func run() error {
 	clients := flag.Int("clients", 32, "concurrent clients")
 	duration := flag.Duration("duration", 30*time.Second, "measured time")
 	warmup := flag.Duration("warmup", 0, "more load before the measured window, after the warm-up pass (not counted)")
+	warmPass := flag.Bool("pass", true, "warm up with one pass over every query first (slow against a slow backend: use -pass=false -warmup D)")
 	data := flag.String("data", "../shared/data/acm-cr", "ACM-CR folder, for the topic texts")
 	k := flag.Int("k", 10, "candidates per search")
 	maxGrowth := flag.Float64("max-growth", 10, "fail when the server's RSS grows by more than this percentage")
@@ -112,8 +113,10 @@ func run() error {
 	// Warm-up: every query once (so that the index pages they touch are
 	// in memory, as on a server that has run for a while), then -warmup.
 	urls := strings.Split(*url, ",")
-	if err := pass(ctx, client, urls, bodies, *clients); err != nil {
-		return fmt.Errorf("warm-up pass: %w", err)
+	if *warmPass {
+		if err := pass(ctx, client, urls, bodies, *clients); err != nil {
+			return fmt.Errorf("warm-up pass: %w", err)
+		}
 	}
 	if *warmup > 0 {
 		load(ctx, client, urls, bodies, *clients, *warmup)
