@@ -6,8 +6,8 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 
+	"github.com/citefind/citefind/internal/atomicfile"
 	"github.com/citefind/citefind/internal/modelfile"
 )
 
@@ -158,41 +158,12 @@ func load(rd io.Reader) (*Model, error) {
 	return m, nil
 }
 
-// SaveFile writes m to path atomically: a temporary file in the same
-// folder, synced, renamed into place, and the folder synced, so that path
-// holds either the old or the new model after a crash.
+// SaveFile writes m to path atomically (internal/atomicfile: a temporary
+// file in the same folder, synced, renamed into place, and the folder
+// synced), so that path holds either the old or the new model after a
+// crash. The file's permissions are 0644 less the umask; errors name path.
 func SaveFile(path string, m *Model) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	tmp := f.Name()
-	err = f.Chmod(0o644) // as os.Create would make it
-	if err == nil {
-		err = m.Save(f)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return fmt.Errorf("save %s: sync folder: %w", path, err)
-		}
-	}
-	return nil
+	return atomicfile.Write(path, 0o644, func(f *os.File) error { return m.Save(f) })
 }
 
 // LoadFile reads the model at path. When spec is not "", the model must
