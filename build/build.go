@@ -15,6 +15,7 @@ import (
 	"github.com/citefind/citefind/db"
 	"github.com/citefind/citefind/internal/progress"
 	"github.com/citefind/citefind/retrieve"
+	"github.com/citefind/citefind/retrieve/dense/contrast"
 	"github.com/citefind/citefind/retrieve/local"
 	"github.com/citefind/citefind/retrieve/sparse"
 )
@@ -48,9 +49,13 @@ type Options struct {
 	// saved model. 0 means DefaultRetrainFraction. Force always retrains.
 	RetrainFraction float64
 	// Embedder is the embedder spec of the dense index (ParseEmbedder:
-	// none, builtin, ollama:MODEL). "" means the one the store records
-	// (none when it records none). The spec used is recorded in the
-	// store, for queries and later runs.
+	// none, builtin, contrast, ollama:MODEL). "" means the one the store
+	// records, and for a database that records none yet (a new one)
+	// db.DefaultEmbedder on the local backend, none on a remote one. The
+	// spec used is recorded in the store, for queries and later runs;
+	// when the default embedder cannot be trained (too few papers) the
+	// database gets no dense index, DenseReport.Skipped says why, and
+	// nothing is recorded, so that a later run tries again.
 	Embedder string
 }
 
@@ -88,26 +93,44 @@ type Report struct {
 // buildDense), and the embedder spec recorded in the store.
 func Indexes(ctx context.Context, d *db.DB, opts Options) (Report, error) {
 	spec := opts.Embedder
+	recorded, err := d.EmbedderRecorded(ctx)
+	if err != nil {
+		return Report{}, err
+	}
 	if spec == "" {
-		var err error
 		if spec, err = d.Embedder(ctx); err != nil {
 			return Report{}, err
 		}
 	}
-	spec, err := db.ParseEmbedder(spec)
+	spec, err = db.ParseEmbedder(spec)
 	if err != nil {
 		return Report{}, err
 	}
-	if url, err := d.Backend(ctx); err != nil {
+	url, err := d.Backend(ctx)
+	if err != nil {
 		return Report{}, err
-	} else if url != local.Scheme {
+	}
+	if url != local.Scheme {
 		return syncRemote(ctx, d, url, spec, opts)
+	}
+	auto := opts.Embedder == "" && !recorded
+	if auto {
+		spec = db.DefaultEmbedder
 	}
 	rep, err := buildSparseIndex(ctx, d.Dir, d.Store, opts)
 	if err != nil {
 		return rep, err
 	}
-	if rep.Dense, err = buildDense(ctx, d.Dir, d.Store, rep.Generation, spec, opts); err != nil {
+	rep.Dense, err = buildDense(ctx, d.Dir, d.Store, rep.Generation, spec, opts)
+	if auto && errors.Is(err, contrast.ErrTooSmall) {
+		why := err.Error()
+		if rep.Dense, err = buildDense(ctx, d.Dir, d.Store, rep.Generation, db.EmbedderNone, opts); err != nil {
+			return rep, err
+		}
+		rep.Dense.Skipped = fmt.Sprintf("the default embedder (%s) was not trained: %s", spec, why)
+		return rep, nil
+	}
+	if err != nil {
 		return rep, err
 	}
 	if err := d.SetEmbedder(ctx, spec); err != nil {

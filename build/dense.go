@@ -41,6 +41,9 @@ type DenseReport struct {
 	// ModelReason says why the builtin model was trained or kept, e.g.
 	// "12 of 108682 papers changed since it was trained".
 	ModelReason string
+	// Skipped says why the database got no dense index although it asked
+	// for the default embedder (too few papers to train it on).
+	Skipped string
 }
 
 // trainedKind is an embedder citefind trains on the database's own papers

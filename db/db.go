@@ -58,6 +58,14 @@ func Create(ctx context.Context, dir string) (*DB, error) {
 // Close closes the store.
 func (d *DB) Close() error { return d.Store.Close() }
 
+// EmbedderRecorded reports whether the database records an embedder spec:
+// false for a database whose indexes were never built, or built while
+// the default embedder could not train (too few papers).
+func (d *DB) EmbedderRecorded(ctx context.Context) (bool, error) {
+	v, err := d.Store.Meta(ctx, metaEmbedder)
+	return v != "", err
+}
+
 // Embedder returns the embedder spec the database records (set when its
 // indexes are built), EmbedderNone when none was ever recorded.
 func (d *DB) Embedder(ctx context.Context) (string, error) {

@@ -58,7 +58,8 @@ func FormatWeights(names []string, w map[string]float64) string {
 // live fused run with the same lists would give (fuse.Fuse is pure), at a
 // fraction of the cost. fo sets the method, depth and RRF constant; its K
 // is ignored (opts.K hits are kept). A query that failed in some list is
-// fused from the others.
+// fused from the others. The results' PerQuery hold metrics and ranks but
+// no Hits.
 func Sweep(ctx context.Context, set TopicSet, lists map[string]*Result, grid []map[string]float64, fo fuse.Options, opts Options) ([]*Result, error) {
 	names := make([]string, 0, len(lists))
 	for n := range lists {
@@ -109,6 +110,12 @@ func Sweep(ctx context.Context, set TopicSet, lists map[string]*Result, grid []m
 		res, err := ScoreRun(ctx, set, fused, o)
 		if err != nil {
 			return nil, err
+		}
+		// Keep each query's metrics and ranks, not its hits: a grid of
+		// thousands of vectors over thousands of queries would hold
+		// gigabytes of lists no caller reads.
+		for i := range res.PerQuery {
+			res.PerQuery[i].Hits = nil
 		}
 		out = append(out, res)
 	}

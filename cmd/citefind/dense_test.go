@@ -466,3 +466,36 @@ func TestDenseContrast(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "too few papers to learn from")
 }
+
+// TestDefaultEmbedder: a new database gets the contrast embedder and its
+// pipeline without asking; one too small to train it on gets no dense
+// index, a line saying why, and a later run with more papers trains it.
+func TestDefaultEmbedder(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := cli(t, "", "index", "--db", dir, "--quiet", syntheticPapers(t, 120))
+	require.NoError(t, err)
+	assert.Contains(t, out, "with contrast, 120 papers")
+	p, err := dbpkg.ReadPipeline(dir)
+	require.NoError(t, err)
+	require.NotNil(t, p)
+	assert.Equal(t, dbpkg.BuiltinPipeline(dbpkg.EmbedderContrast).Weights, p.Weights)
+	assert.Contains(t, p.Retrievers, "dense")
+
+	small := t.TempDir()
+	out, _, err = cli(t, "", "index", "--db", small, "--quiet", samplePath(t))
+	require.NoError(t, err)
+	assert.Contains(t, out, "dense index:       none: the default embedder (contrast) was not trained")
+	assert.Contains(t, out, "too few papers to learn from")
+	res := queryJSON(t, "--db", small, "dense retrieval")
+	assert.Empty(t, res.Warnings, "the small database answers with its no-dense pipeline")
+	out, _, err = cli(t, "", "index", "--db", small, "--quiet", syntheticPapers(t, 120))
+	require.NoError(t, err)
+	assert.Contains(t, out, "with contrast, 150 papers")
+	// --embedder none is recorded and keeps the default away.
+	out, _, err = cli(t, "", "index", "--db", small, "--quiet", "--embedder", "none")
+	require.NoError(t, err)
+	assert.Contains(t, out, "removed (embedder none)")
+	out, _, err = cli(t, "", "index", "--db", small, "--quiet", "--force")
+	require.NoError(t, err)
+	assert.NotContains(t, out, "contrast")
+}

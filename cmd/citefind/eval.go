@@ -34,7 +34,7 @@ func (c *evalCmd) Synopsis() string {
 const evalUsage = `Usage: citefind eval [--db DIR] --bench NAME [--data DIR] [--corpus PATH] [--queries FILE]
                      [--retrievers bm25,rm3,citing,dense] [--fusion rrf|max|minmax] [--weights bm25=1,rm3=0.2]
                      [--rerank none|learned|llm [--rerank-model FILE | --folds N]] [--pick] [--llm MODEL]
-                     [--sweep-weights [--sweep-values LIST] [--save-weights]] [--json] [--run-out FILE]
+                     [--sweep-weights [--sweep-values LIST] [--save-weights] [--sweep-top N]] [--json] [--run-out FILE]
                      [--save-run FILE] [--label NAME] [--report FILE.md]
        citefind eval --compare RUN_A RUN_B [--report FILE.md] [--json]
        citefind eval --compare RUN_A.trec RUN_B.trec --bench NAME [--db DIR] [--data DIR]
@@ -227,7 +227,7 @@ func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	if *suite {
 		return c.runSuite(ctx, suiteRun{root: *dbDir, data: *data, embedder: *embedder, retrievers: stageNames, rerank: *rerankFlag,
 			eopts: eopts, sparse: sopts, depth: *depth, raw: *raw, report: *report, llm: mf, model: lf.model, args: args,
-			sweep: sf.sweep, sweepValues: sweepValues}, prog)
+			sweep: sf.sweep, sweepValues: sweepValues, sweepTop: sf.top}, prog)
 	}
 	b, err := c.benchDB(ctx, "eval", *bench, eval.BenchOptions{Data: *data, Corpus: *corpusPath, Queries: *queries, Sample: *sample}, *embedder, dbDir, prog)
 	if err != nil {

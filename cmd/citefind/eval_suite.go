@@ -34,6 +34,7 @@ type suiteRun struct {
 	args                 []string
 	sweep                bool
 	sweepValues          []float64
+	sweepTop             int
 }
 
 // runSuite runs every stage on every collection of the suite, each in its
@@ -81,7 +82,7 @@ func (c *evalCmd) runSuite(ctx context.Context, o suiteRun, prog io.Writer) erro
 		if sw == nil {
 			return nil
 		}
-		return eval.WriteSuiteSweep(w, sw.result(), 15)
+		return eval.WriteSuiteSweep(w, sw.result(), o.sweepTop)
 	}
 	if o.report == "" {
 		return write(c.stdout)

@@ -19,15 +19,18 @@ type sweepFlags struct {
 	sweep  bool
 	values string
 	save   bool
+	top    int
 }
 
 func (f *sweepFlags) register(fs interface {
 	BoolVar(*bool, string, bool, string)
 	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
 }) {
 	fs.BoolVar(&f.sweep, "sweep-weights", false, "fuse the retrievers' stored rankings with every weight on a grid and report the metrics of each (needs two or more --retrievers)")
 	fs.StringVar(&f.values, "sweep-values", "", "comma-separated weights tried for each retriever after the first (default "+formatFloats(eval.DefaultSweepValues)+")")
 	fs.BoolVar(&f.save, "save-weights", false, "with --sweep-weights: store the chosen retrievers, fusion and weights in the database as its defaults")
+	fs.IntVar(&f.top, "sweep-top", 15, "with --suite --sweep-weights: how many weight vectors the report lists (by mean nDCG@10 gain)")
 }
 
 func formatFloats(v []float64) string {
@@ -41,10 +44,13 @@ func formatFloats(v []float64) string {
 // parse checks the sweep flags and returns the weights to try.
 func (f *sweepFlags) parse() ([]float64, error) {
 	if !f.sweep {
-		if f.save || f.values != "" {
-			return nil, usageErr("eval: --save-weights and --sweep-values need --sweep-weights")
+		if f.save || f.values != "" || f.top != 15 {
+			return nil, usageErr("eval: --save-weights, --sweep-values and --sweep-top need --sweep-weights")
 		}
 		return nil, nil
+	}
+	if f.top < 1 {
+		return nil, usageErr("eval: --sweep-top %d: want at least 1", f.top)
 	}
 	if f.values == "" {
 		return eval.DefaultSweepValues, nil

@@ -54,8 +54,10 @@ changed papers are embedded with it) and retrain it when over 10% of its
 papers changed, or with --force; ollama:MODEL embeds with an Ollama server (OLLAMA_HOST), e.g.
 ollama:nomic-embed-text. Embeddings are cached in DIR/embeddings.sqlite. The
 database records the embedder and queries use the same one; a later index
-without --embedder keeps it. The default is none (no dense index) until a
-dense setting is measured to beat BM25 alone; --embedder none removes one.
+without --embedder keeps it. A new database gets contrast (measured to
+help on every collection of the evaluation suite, docs/benchmarks.md) when
+it has enough papers to train it on, else no dense index until a later run
+can; --embedder none removes one and keeps it away.
 
 --backend puts the search index elsewhere: weaviate://HOST:PORT/COLLECTION
 [?shards=N&replicas=R] sends the papers (citefind's analysed text, and
@@ -184,6 +186,8 @@ func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep bu
 			fmt.Fprintf(w, " (model kept: %s)", d.ModelReason)
 		}
 		fmt.Fprintf(w, ", %d embedded, %d cached, %.0f papers/s, %.1f MiB\n", s.Embedded, s.Cached, rate, float64(s.Bytes)/(1<<20))
+	case d.Skipped != "":
+		fmt.Fprintf(w, "  dense index:       none: %s; the next index run tries again (--embedder none: never)\n", d.Skipped)
 	case d.Removed:
 		fmt.Fprintf(w, "  dense index:       removed (embedder none)\n")
 	case d.Embedder != "" && d.Embedder != db.EmbedderNone:

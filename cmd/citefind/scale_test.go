@@ -49,7 +49,7 @@ func TestScaleServe(t *testing.T) {
 	report := map[string]any{"date": time.Now().UTC().Format(time.RFC3339)}
 
 	localDB := filepath.Join(dir, "local")
-	run("eval", "--bench", "acm-cr", "--db", localDB, "--quiet", "--retrievers", "bm25")
+	run("eval", "--bench", "acm-cr", "--db", localDB, "--quiet", "--embedder", "none", "--retrievers", "bm25")
 	cluster := weaviatetest.StartCluster(t, 3)
 	url := fmt.Sprintf("weaviate://%s/Scale?shards=3&replicas=2", cluster.Nodes[0].Addr())
 	remoteDB := filepath.Join(dir, "remote")
