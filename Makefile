@@ -154,6 +154,11 @@ bench-index: build
 # BENCH_DB is a built ACM-CR database (e.g. `make demo-acm` makes $(EVAL_DB)).
 BENCH_DB ?= $(EVAL_DB)
 BENCH_WARMUP ?= 60s
+# Query latency as `citefind query` answers (k 10, the database's
+# pipeline), every ACM-CR query one at a time: make bench-query BENCH_DB=DIR.
+bench-query:
+	$(GO) run ./benchmarks/querylat -db $(BENCH_DB) -data $(ACMCR)
+
 bench-serve: build
 	CLIENTS=32 DURATION=30s WARMUP=$(BENCH_WARMUP) bash benchmarks/serve-bench.sh $(BENCH_DB) $(ACMCR)
 
