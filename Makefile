@@ -122,13 +122,15 @@ eval: build
 # decided the recipe (docs/rerank.md).
 DEVSETS  := $(CITEFIND_DATA)/devsets
 TRAIN_DB ?= $(EVAL_DB)
-TRAIN_PIPELINE := --retrievers bm25,rm3,citing --fusion minmax --weights bm25=1,rm3=0.2,citing=0.5
+TRAIN_PIPELINE := --retrievers bm25,citing,dense --fusion minmax --weights bm25=1,citing=0.5,dense=0.4
+TRAIN_SCIFACT_DB ?= .cache/bench/scifact
+TRAIN_SCISUMMNET_DB ?= .cache/bench/scisummnet
 TRAIN_PARAMS ?= --balance
 TRAIN_BENCHES := --bench acm-cr --db $(TRAIN_DB) --data $(ACMCR) \
-  --bench beir:train --data $(DEVSETS)/scifact --db .cache/bench/scifact \
-  --bench beir:clean --data $(DEVSETS)/scisummnet --db .cache/bench/scisummnet --sample 2000 --exclude-split keep_for_gold \
-  --eval-bench beir:test --data $(DEVSETS)/scifact --db .cache/bench/scifact \
-  --eval-bench beir:keep_for_gold --data $(DEVSETS)/scisummnet --db .cache/bench/scisummnet
+  --bench beir:train --data $(DEVSETS)/scifact --db $(TRAIN_SCIFACT_DB) \
+  --bench beir:clean --data $(DEVSETS)/scisummnet --db $(TRAIN_SCISUMMNET_DB) --sample 2000 --exclude-split keep_for_gold \
+  --eval-bench beir:test --data $(DEVSETS)/scifact --db $(TRAIN_SCIFACT_DB) \
+  --eval-bench beir:keep_for_gold --data $(DEVSETS)/scisummnet --db $(TRAIN_SCISUMMNET_DB)
 train: build
 	@test -d $(ACMCR) || { echo "ACM-CR not found at $(ACMCR) (set CITEFIND_DATA)"; exit 1; }
 	@test -d $(DEVSETS)/scifact -a -d $(DEVSETS)/scisummnet || { echo "SciFact and ScisummNet not found under $(DEVSETS) (set CITEFIND_DATA)"; exit 1; }

@@ -111,14 +111,8 @@ func (o *Options) resolve() error {
 type Engine struct {
 	db   *db.DB // nil when serving from a remote backend alone (OpenBackend)
 	opts Options
-	// The pipeline in effect: the database's, with Options over it.
-	retrievers []string
-	method     fuse.Method
-	weights    map[string]float64
-	rerankName string
-	source     string
-	warnings   []string // about the pipeline, in every result
-
+	// snap is the backend and the pipeline in effect; Refresh replaces
+	// it whole while queries read it.
 	snap      atomic.Pointer[snapshot]
 	refreshMu sync.Mutex
 
@@ -127,10 +121,22 @@ type Engine struct {
 	pickerVal selector.Picker
 }
 
+// pipeState is the pipeline in effect, immutable once stored.
+type pipeState struct {
+	retrievers []string
+	method     fuse.Method
+	weights    map[string]float64
+	rerankName string
+	source     string
+	warnings   []string // about the pipeline, in every result
+}
+
 // snapshot is the backend the engine answers from, with the store
-// generation it reflects. Queries hold a reference while they run; a
-// snapshot replaced by Refresh is closed when the last one ends.
+// generation it reflects and the pipeline read with it. Queries hold a
+// reference while they run; a snapshot replaced by Refresh is closed when
+// the last one ends.
 type snapshot struct {
+	pipe     *pipeState
 	backend  retrieve.Backend
 	gen      int64
 	warnings []string
@@ -173,12 +179,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{db: d, opts: opts}
-	if err := e.applyPipeline(ctx); err != nil {
+	s, err := e.openSnapshot(ctx)
+	if err != nil {
 		d.Close()
 		return nil, err
 	}
-	s, err := e.openSnapshot(ctx)
-	if err != nil {
+	if s.pipe, err = e.readPipeline(ctx, s); err != nil {
+		s.release()
 		d.Close()
 		return nil, err
 	}
@@ -203,59 +210,53 @@ func OpenBackend(ctx context.Context, url string, opts Options) (*Engine, error)
 	if err != nil {
 		return nil, err
 	}
-	e.snap.Store(s)
-	if err := e.applyPipeline(ctx); err != nil {
-		e.Close()
+	if s.pipe, err = e.readPipeline(ctx, s); err != nil {
+		s.release()
 		return nil, err
 	}
+	e.snap.Store(s)
 	return e, nil
 }
 
-// applyPipeline sets the retrievers, fusion, weights and reranker from the
-// database's pipeline with the Options over it.
-func (e *Engine) applyPipeline(ctx context.Context) error {
+// readPipeline returns the retrievers, fusion, weights and reranker of the
+// database's pipeline with the Options over it. Without a database it is
+// the pipeline of the backend of s.
+func (e *Engine) readPipeline(ctx context.Context, s *snapshot) (*pipeState, error) {
 	var p db.Pipeline
 	var warns []string
 	var err error
 	if e.db != nil {
 		p, warns, err = e.db.QueryPipeline(ctx)
 	} else {
-		p, err = e.remotePipeline(ctx)
+		p, err = remotePipeline(ctx, s)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	e.warnings = warns
-	e.retrievers, e.method, e.source = slices.Clone(p.Retrievers), p.Method, p.Source
-	e.weights = maps.Clone(p.Weights)
-	if e.weights == nil {
-		e.weights = map[string]float64{}
+	ps := &pipeState{warnings: warns, retrievers: slices.Clone(p.Retrievers), method: p.Method, source: p.Source,
+		weights: maps.Clone(p.Weights), rerankName: p.Rerank}
+	if ps.weights == nil {
+		ps.weights = map[string]float64{}
 	}
-	e.rerankName = p.Rerank
 	if e.opts.Retrievers != nil {
-		e.retrievers = slices.Clone(e.opts.Retrievers)
+		ps.retrievers = slices.Clone(e.opts.Retrievers)
 	}
 	if e.opts.Fusion != "" {
-		e.method = e.opts.Fusion
+		ps.method = e.opts.Fusion
 	}
-	maps.Copy(e.weights, e.opts.Weights)
+	maps.Copy(ps.weights, e.opts.Weights)
 	if e.opts.Rerank != "" {
-		e.rerankName = e.opts.Rerank
+		ps.rerankName = e.opts.Rerank
 	}
-	if e.rerankName == "" {
-		e.rerankName = rerank.NameNone
+	if ps.rerankName == "" {
+		ps.rerankName = rerank.NameNone
 	}
-	return nil
+	return ps, nil
 }
 
 // remotePipeline is the pipeline of an engine without a database: the
 // built-in one of the backend's embedder.
-func (e *Engine) remotePipeline(ctx context.Context) (db.Pipeline, error) {
-	s := e.acquire()
-	if s == nil {
-		return db.Pipeline{}, errClosed
-	}
-	defer s.release()
+func remotePipeline(ctx context.Context, s *snapshot) (db.Pipeline, error) {
 	st, err := s.backend.Stats(ctx)
 	if err != nil {
 		return db.Pipeline{}, err
@@ -381,7 +382,7 @@ func (e *Engine) Refresh(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := e.applyPipeline(ctx); err != nil {
+	if s.pipe, err = e.readPipeline(ctx, s); err != nil {
 		s.release()
 		return false, err
 	}
@@ -511,8 +512,14 @@ type Pipeline struct {
 
 // Pipeline returns the pipeline queries run when they override nothing.
 func (e *Engine) Pipeline() Pipeline {
-	return Pipeline{Retrievers: slices.Clone(e.retrievers), Method: e.method, Weights: maps.Clone(e.weights),
-		Rerank: e.rerankName, Source: e.source}
+	s := e.acquire()
+	if s == nil {
+		return Pipeline{}
+	}
+	defer s.release()
+	p := s.pipe
+	return Pipeline{Retrievers: slices.Clone(p.retrievers), Method: p.method, Weights: maps.Clone(p.weights),
+		Rerank: p.rerankName, Source: p.source}
 }
 
 // DenseAvailable reports why the dense retriever cannot be used, or nil.
@@ -728,7 +735,7 @@ func citing(ctx context.Context, text, cleaned string, k int, plain func(int) ([
 // retrieve runs the named retrievers (in parallel, fused when several) and
 // returns up to k fused hits with every retriever's rank and score, each
 // retriever's own list, warnings, and how long each took.
-func (e *Engine) retrieve(ctx context.Context, s *snapshot, text, cleaned string, k int, names []string) (*fuse.Result, []string, error) {
+func (e *Engine) retrieve(ctx context.Context, s *snapshot, p *pipeState, text, cleaned string, k int, names []string) (*fuse.Result, []string, error) {
 	depth := max(k, fuse.DefaultDepth)
 	rs, err := e.namedRetrievers(ctx, s, text, cleaned, depth, names)
 	if err != nil {
@@ -754,7 +761,7 @@ func (e *Engine) retrieve(ctx context.Context, s *snapshot, text, cleaned string
 		return res, warns, nil
 	}
 	for i := range rs {
-		w, ok := e.weights[rs[i].Name]
+		w, ok := p.weights[rs[i].Name]
 		switch {
 		case !ok:
 			w = 1
@@ -778,7 +785,7 @@ func (e *Engine) retrieve(ctx context.Context, s *snapshot, text, cleaned string
 		_, _ = e.embedder(ctx, s)
 	}
 	res, err := fuse.Search(ctx, cleaned, rs, fuse.Options{
-		Method: e.method, K: k, Depth: depth, NormDepth: fuse.DefaultDepth,
+		Method: p.method, K: k, Depth: depth, NormDepth: fuse.DefaultDepth,
 		Timeout: timeout, AllowPartial: !e.opts.Strict,
 	})
 	if err != nil {
@@ -802,9 +809,15 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 	if k <= 0 {
 		k = DefaultK
 	}
+	s := e.acquire()
+	if s == nil {
+		return nil, errClosed
+	}
+	defer s.release()
+	p := s.pipe
 	names := opts.Retrievers
 	if names == nil {
-		names = e.retrievers
+		names = p.retrievers
 	}
 	names = uniq(names)
 	if len(names) == 0 {
@@ -815,7 +828,7 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 	}
 	rerankName := opts.Rerank
 	if rerankName == "" {
-		rerankName = e.rerankName
+		rerankName = p.rerankName
 	}
 	rr, err := e.Reranker(rerankName)
 	if err != nil {
@@ -826,18 +839,13 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 			return nil, err
 		}
 	}
-	s := e.acquire()
-	if s == nil {
-		return nil, errClosed
-	}
-	defer s.release()
 
 	cleaned := text
 	if !opts.Raw && !e.opts.Raw {
 		cleaned = retrieve.Clean(text)
 	}
 	res := &citefind.Result{Query: text, Cleaned: cleaned, Hits: []citefind.Hit{},
-		Warnings: append(slices.Clone(e.warnings), s.warnings...),
+		Warnings: append(slices.Clone(p.warnings), s.warnings...),
 		Stages:   citefind.Stages{Retrievers: map[string][]corpus.Hit{}, Reranker: rr.Name(), Durations: map[string]time.Duration{}}}
 	if strings.TrimSpace(cleaned) == "" {
 		res.Warnings = append(res.Warnings, "the query is empty after removing citation markers")
@@ -848,7 +856,7 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 		depth = max(k, RerankDepth)
 	}
 	start := time.Now()
-	fr, warns, err := e.retrieve(ctx, s, text, cleaned, depth, names)
+	fr, warns, err := e.retrieve(ctx, s, p, text, cleaned, depth, names)
 	if err != nil {
 		return nil, err
 	}
