@@ -32,9 +32,9 @@ import (
 // first index of the corpus, and an incremental one after one file
 // changed (records changed, removed and added). Two modes: BM25 alone
 // (kills land during ingest, the store commits and the BM25 build or
-// update), and `--embedder builtin` (also during LSA training, embedding
+// update), `--embedder builtin` (also during LSA training, embedding
 // and writing the dense index, or the fold-in of the changed papers;
-// queries use bm25,dense). Not run with -short; `make test` runs it in its
+// queries use bm25,dense) and a few with `--embedder contrast`. Not run with -short; `make test` runs it in its
 // second pass.
 func TestKillIndex(t *testing.T) {
 	if testing.Short() {
@@ -53,8 +53,11 @@ func TestKillIndex(t *testing.T) {
 	// LSA training dominates their runs. b.bib's changes are about 5% of
 	// the papers, so the incremental runs fold them into the kept model.
 	modes := []killMode{
-		{name: "bm25", fresh: 14, incr: 10, files: 3},
+		{name: "bm25", args: []string{"--embedder", "none"}, fresh: 14, incr: 10, files: 3},
 		{name: "dense", args: []string{"--embedder", "builtin"}, fresh: 4, incr: 6, files: 2},
+		// contrast shares builtin's model handling (build/dense.go); a
+		// few trials kill it during its own training and embedding.
+		{name: "contrast", args: []string{"--embedder", "contrast"}, fresh: 2, incr: 2, files: 2},
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
@@ -72,7 +75,7 @@ type killMode struct {
 	files       int
 }
 
-func (m killMode) dense() bool { return len(m.args) > 0 }
+func (m killMode) dense() bool { return len(m.args) > 0 && m.args[len(m.args)-1] != "none" }
 
 func killTrials(t *testing.T, bin, work string, rng *rand.Rand, m killMode, v1, v2 []corpusFile) {
 	// Clean runs: index v1; then index v2 (one file changed) on top.
