@@ -1,7 +1,7 @@
 package eval
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -234,16 +234,9 @@ func readTopics(path string) ([]topic, error) {
 		}
 		field, text = "", nil
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimRight(sc.Text(), "\r")
-		if n == 1 {
-			line = strings.TrimPrefix(line, "\ufeff")
-		}
-		trim := strings.TrimSpace(line)
+	lr := newLineReader(f, path)
+	for n, line := range lr.Lines() {
+		trim := string(bytes.TrimSpace(line))
 		tag, rest := splitTag(trim)
 		switch tag {
 		case "top":
@@ -310,8 +303,8 @@ func readTopics(path string) ([]topic, error) {
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", path, n+1, err)
+	if err := lr.Err(); err != nil {
+		return nil, err
 	}
 	if cur != nil {
 		fail(cur.line, "topic not closed by </top> before end of file")
@@ -352,47 +345,26 @@ func clip(s string, n int) string {
 // readQrels parses a TREC qrels file into topic id → relevant doc ids
 // (relevance > 0), in file order without duplicates.
 func readQrels(path string) (map[string][]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	out := map[string][]string{}
 	dup := map[[2]string]bool{}
-	var errs []error
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimRight(sc.Text(), "\r")
-		if n == 1 {
-			line = strings.TrimPrefix(line, "\ufeff")
-		}
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		f := strings.Fields(line)
+	err := readLines(path, func(n int, line []byte) error {
+		f := strings.Fields(string(line))
 		if len(f) != 4 {
-			errs = append(errs, fmt.Errorf("%s:%d: want 4 fields \"topic iteration docid relevance\", got %d", path, n, len(f)))
-			continue
+			return fmt.Errorf("want 4 fields \"topic iteration docid relevance\", got %d", len(f))
 		}
 		rel, err := strconv.Atoi(f[3])
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: relevance %q is not an integer", path, n, f[3]))
-			continue
+			return fmt.Errorf("relevance %q is not an integer", f[3])
 		}
 		if rel <= 0 || dup[[2]string{f[0], f[2]}] {
-			continue
+			return nil
 		}
 		dup[[2]string{f[0], f[2]}] = true
 		out[f[0]] = append(out[f[0]], f[2])
-	}
-	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("%s:%d: %w", path, n+1, err))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -190,39 +189,20 @@ type beirJudged struct {
 // readBEIRQrels reads a BEIR qrels file: query id → judgements, and the
 // query ids in first-occurrence order.
 func readBEIRQrels(path string) (map[string]*beirJudged, []string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
 	out := map[string]*beirJudged{}
 	var order []string
 	dup := map[[2]string]bool{}
-	var errs []error
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimRight(sc.Text(), "\r")
-		if n == 1 {
-			line = strings.TrimPrefix(line, "\ufeff")
-		}
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		fs := strings.Fields(line)
+	err := readLines(path, func(n int, line []byte) error {
+		fs := strings.Fields(string(line))
 		if n == 1 && len(fs) == 3 && strings.EqualFold(fs[0], "query-id") && strings.EqualFold(fs[1], "corpus-id") && strings.EqualFold(fs[2], "score") {
-			continue // the header
+			return nil // the header
 		}
 		if len(fs) != 3 {
-			errs = append(errs, fmt.Errorf("%s:%d: want 3 fields \"query-id corpus-id score\", got %d", path, n, len(fs)))
-			continue
+			return fmt.Errorf("want 3 fields \"query-id corpus-id score\", got %d", len(fs))
 		}
 		score, err := strconv.Atoi(fs[2])
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: score %q is not an integer", path, n, fs[2]))
-			continue
+			return fmt.Errorf("score %q is not an integer", fs[2])
 		}
 		j := out[fs[0]]
 		if j == nil {
@@ -231,16 +211,14 @@ func readBEIRQrels(path string) (map[string]*beirJudged, []string, error) {
 			order = append(order, fs[0])
 		}
 		if score <= 0 || dup[[2]string{fs[0], fs[1]}] {
-			continue
+			return nil
 		}
 		dup[[2]string{fs[0], fs[1]}] = true
 		j.relevant = append(j.relevant, fs[1])
-	}
-	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("%s:%d: %w", path, n+1, err))
-	}
-	if len(errs) > 0 {
-		return nil, nil, errors.Join(errs...)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return out, order, nil
 }
@@ -257,45 +235,24 @@ type beirQuery struct {
 // readBEIRQueries reads the queries of queries.jsonl that want names, in
 // file order (Relevant not set). Every line is checked, wanted or not.
 func readBEIRQueries(path string, want map[string]*beirJudged) ([]Query, error) {
-	f, err := os.Open(path)
+	var out []Query
+	seen := map[string]int{}
+	err := readLines(path, func(n int, line []byte) error {
+		q, err := parseBEIRQuery(line)
+		switch {
+		case err != nil:
+			return err
+		case seen[q.ID] != 0:
+			return fmt.Errorf("duplicate _id %q (first on line %d)", q.ID, seen[q.ID])
+		}
+		seen[q.ID] = n
+		if want[q.ID] != nil {
+			out = append(out, q)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	var (
-		out  []Query
-		errs []error
-		seen = map[string]int{}
-	)
-	r := bufio.NewReaderSize(f, 1<<16)
-	for n := 1; ; n++ {
-		line, rerr := r.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, rerr)
-		}
-		if n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\ufeff"))
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			q, err := parseBEIRQuery(line)
-			switch {
-			case err != nil:
-				errs = append(errs, fmt.Errorf("%s:%d: %w", path, n, err))
-			case seen[q.ID] != 0:
-				errs = append(errs, fmt.Errorf("%s:%d: duplicate _id %q (first on line %d)", path, n, q.ID, seen[q.ID]))
-			default:
-				seen[q.ID] = n
-				if want[q.ID] != nil {
-					out = append(out, q)
-				}
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
 	}
 	return out, nil
 }
@@ -386,40 +343,32 @@ func ReadBEIRCorpus(ctx context.Context, r io.Reader, name string, emit func(cor
 	var docs []doc
 	titles := map[string]int{}
 	seen := map[string]int{}
-	br := bufio.NewReaderSize(r, 1<<20)
-	for n := 1; ; n++ {
-		if n%1024 == 0 {
+	lr := newLineReader(r, name)
+	read := 0
+	for n, line := range lr.Lines() {
+		if read++; read%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		line, rerr := br.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return fmt.Errorf("%s:%d: %w", name, n, rerr)
+		d, id, err := parseBEIRDoc(line)
+		if err == nil && seen[id] != 0 {
+			err = fmt.Errorf("%w: duplicate _id %q (first on line %d)", corpus.ErrBadField, id, seen[id])
 		}
-		if n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\ufeff"))
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			d, id, err := parseBEIRDoc(line)
-			if err == nil && seen[id] != 0 {
-				err = fmt.Errorf("%w: duplicate _id %q (first on line %d)", corpus.ErrBadField, id, seen[id])
+		if err != nil {
+			if onErr != nil {
+				onErr(&corpus.ParseError{File: name, Line: n, Err: err})
 			}
-			if err != nil {
-				if onErr != nil {
-					onErr(&corpus.ParseError{File: name, Line: n, Err: err})
-				}
-			} else {
-				seen[id] = n
-				docs = append(docs, doc{n, id, d})
-				if t := corpus.NormalizeTitle(d.Title); t != "" {
-					titles[t]++
-				}
-			}
+			continue
 		}
-		if rerr == io.EOF {
-			break
+		seen[id] = n
+		docs = append(docs, doc{n, id, d})
+		if t := corpus.NormalizeTitle(d.Title); t != "" {
+			titles[t]++
 		}
+	}
+	if err := lr.Err(); err != nil {
+		return err
 	}
 	for _, d := range docs {
 		title := d.d.Title

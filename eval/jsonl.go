@@ -1,13 +1,9 @@
 package eval
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 )
 
@@ -28,43 +24,22 @@ type jsonlQuery struct {
 // reported as "PATH:LINE: cause" in one error. A file without queries gives
 // ErrEmptyBenchmark.
 func LoadJSONLQueries(path string) ([]Query, error) {
-	f, err := os.Open(path)
+	var out []Query
+	seen := map[string]int{}
+	err := readLines(path, func(n int, line []byte) error {
+		q, err := parseJSONLQuery(line)
+		switch {
+		case err != nil:
+			return err
+		case seen[q.ID] != 0:
+			return fmt.Errorf("duplicate id %q (first on line %d)", q.ID, seen[q.ID])
+		}
+		seen[q.ID] = n
+		out = append(out, q)
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	var (
-		out  []Query
-		errs []error
-		seen = map[string]int{}
-	)
-	r := bufio.NewReader(f)
-	for n := 1; ; n++ {
-		line, rerr := r.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, rerr)
-		}
-		if n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\ufeff"))
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			q, err := parseJSONLQuery(line)
-			switch {
-			case err != nil:
-				errs = append(errs, fmt.Errorf("%s:%d: %w", path, n, err))
-			case seen[q.ID] != 0:
-				errs = append(errs, fmt.Errorf("%s:%d: duplicate id %q (first on line %d)", path, n, q.ID, seen[q.ID]))
-			default:
-				seen[q.ID] = n
-				out = append(out, q)
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no query: %w", path, ErrEmptyBenchmark)

@@ -50,3 +50,17 @@ func TestLoadJSONLQueriesEmpty(t *testing.T) {
 	_, err = eval.LoadJSONLQueries(filepath.Join(t.TempDir(), "missing.jsonl"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+func TestLoadJSONLQueriesCutLine(t *testing.T) {
+	// CRLF endings; line 2 is cut inside a string: it is reported with its
+	// line, the line ending is not part of the JSON, and line 3 is still read
+	path := filepath.Join(t.TempDir(), "cut.jsonl")
+	data := "\ufeff{\"id\":\"q1\",\"text\":\"a\",\"relevant\":[\"x\"]}\r\n" +
+		"{\"id\":\"q2\",\"text\":\"cut\r\n" +
+		"{\"id\":\"q1\",\"text\":\"b\",\"relevant\":[\"y\"]}"
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+	_, err := eval.LoadJSONLQueries(path)
+	require.Error(t, err)
+	assert.Equal(t, path+":2: unexpected end of JSON input\n"+
+		path+`:3: duplicate id "q1" (first on line 1)`, err.Error())
+}

@@ -67,41 +67,33 @@ func IsLitSearchCorpus(path string) (bool, error) {
 // title) are passed to onErr as *corpus.ParseError and skipped. It returns
 // the number of items written.
 func ConvertLitSearchCorpus(ctx context.Context, r io.Reader, name string, w io.Writer, onErr func(*corpus.ParseError)) (int, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
 	bw := bufio.NewWriter(w)
 	written := 0
-	for n := 1; ; n++ {
-		if n%1024 == 0 {
+	lr := newLineReader(r, name)
+	read := 0
+	for n, line := range lr.Lines() {
+		if read++; read%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return written, err
 			}
 		}
-		line, rerr := br.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return written, fmt.Errorf("%s:%d: %w", name, n, rerr)
-		}
-		if n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\ufeff"))
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			item, err := litsearchItem(line)
-			if err != nil {
-				if onErr != nil {
-					onErr(&corpus.ParseError{File: name, Line: n, Err: err})
-				}
-			} else {
-				b, err := json.Marshal(item)
-				if err != nil {
-					return written, err
-				}
-				bw.Write(b)
-				bw.WriteByte('\n')
-				written++
+		item, err := litsearchItem(line)
+		if err != nil {
+			if onErr != nil {
+				onErr(&corpus.ParseError{File: name, Line: n, Err: err})
 			}
+			continue
 		}
-		if rerr == io.EOF {
-			break
+		b, err := json.Marshal(item)
+		if err != nil {
+			return written, err
 		}
+		bw.Write(b)
+		bw.WriteByte('\n')
+		written++
+	}
+	if err := lr.Err(); err != nil {
+		return written, err
 	}
 	return written, bw.Flush()
 }

@@ -1,12 +1,10 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -174,7 +172,7 @@ func LoadLitSearch(path, querySet string) (*TopicSet, error) {
 	set := &TopicSet{Name: querySet, Gold: map[string]Gold{}}
 	sets := map[string]bool{}
 	seen := map[string]int{}
-	err := readJSONLines(path, func(n int, line []byte) error {
+	err := readLines(path, func(n int, line []byte) error {
 		var w litsearchQuery
 		if err := json.Unmarshal(line, &w); err != nil {
 			return err
@@ -254,7 +252,7 @@ func LoadScholarGym(path, source string) (*TopicSet, error) {
 	set := &TopicSet{Name: source, Gold: map[string]Gold{}}
 	sources := map[string]bool{}
 	seen := map[string]int{}
-	err := readJSONLines(path, func(n int, line []byte) error {
+	err := readLines(path, func(n int, line []byte) error {
 		var w scholargymQuery
 		if err := json.Unmarshal(line, &w); err != nil {
 			return err
@@ -312,35 +310,4 @@ func LoadScholarGym(path, source string) (*TopicSet, error) {
 		return nil, fmt.Errorf("%s: no judged query from source %q (sources: %s): %w", path, source, strings.Join(sortedKeys(sources), ", "), ErrEmptyBenchmark)
 	}
 	return set, nil
-}
-
-// readJSONLines calls fn for every non-blank line of path with its 1-based
-// number; errors from fn are collected as "PATH:LINE: cause" and returned
-// together after the whole file is read.
-func readJSONLines(path string, fn func(n int, line []byte) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var errs []error
-	r := bufio.NewReader(f)
-	for n := 1; ; n++ {
-		line, rerr := r.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return fmt.Errorf("%s:%d: %w", path, n, rerr)
-		}
-		if n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\ufeff"))
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			if err := fn(n, line); err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: %w", path, n, err))
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-	}
-	return errors.Join(errs...)
 }

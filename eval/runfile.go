@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -190,11 +189,6 @@ func fromMs(v float64) time.Duration { return time.Duration(math.Round(v * float
 // docid repeated within a query keeps its first line. It also returns
 // the run tag of the first line.
 func ReadTRECRun(path string) (map[string][]corpus.Hit, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
 	type line struct {
 		hit  corpus.Hit
 		rank int
@@ -202,40 +196,32 @@ func ReadTRECRun(path string) (map[string][]corpus.Hit, string, error) {
 	per := map[string][]line{}
 	seen := map[[2]string]bool{}
 	tag := ""
-	var errs []error
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		fs := strings.Fields(string(bytes.TrimPrefix(sc.Bytes(), []byte("\ufeff"))))
+	err := readLines(path, func(n int, l []byte) error {
+		// a byte-order mark is dropped from every line, not only the first
+		fs := strings.Fields(string(bytes.TrimPrefix(l, []byte("\ufeff"))))
 		if len(fs) == 0 {
-			continue
+			return nil
 		}
 		if len(fs) != 6 {
-			errs = append(errs, fmt.Errorf("%s:%d: want 6 fields \"qid Q0 docid rank score tag\", got %d", path, n, len(fs)))
-			continue
+			return fmt.Errorf("want 6 fields \"qid Q0 docid rank score tag\", got %d", len(fs))
 		}
 		rank, err1 := strconv.Atoi(fs[3])
 		score, err2 := strconv.ParseFloat(fs[4], 64)
 		if err1 != nil || err2 != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: rank %q or score %q is not a number", path, n, fs[3], fs[4]))
-			continue
+			return fmt.Errorf("rank %q or score %q is not a number", fs[3], fs[4])
 		}
 		if tag == "" {
 			tag = fs[5]
 		}
 		if seen[[2]string{fs[0], fs[2]}] {
-			continue
+			return nil
 		}
 		seen[[2]string{fs[0], fs[2]}] = true
 		per[fs[0]] = append(per[fs[0]], line{corpus.Hit{ID: fs[2], Score: score}, rank})
-	}
-	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("%s:%d: %w", path, n+1, err))
-	}
-	if len(errs) > 0 {
-		return nil, "", errors.Join(errs...)
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	if len(per) == 0 {
 		return nil, "", fmt.Errorf("%s: no run line: %w", path, ErrEmptyBenchmark)
