@@ -211,10 +211,13 @@ func TestClusterKill(t *testing.T) {
 	require.NoError(t, err)
 	gen, _ := st.Generation(ctx)
 	assert.Equal(t, gen, stats.Generation)
-	assert.Equal(t, 500, stats.Papers)
+	// The restarted node's replicas catch up by Weaviate's async
+	// replication; reads at consistency ONE may count the lagging replica
+	// until then (481 of 500 once, on a loaded machine).
 	waitReplicas(t, be, 500)
 	stats, err = be.Stats(ctx)
 	require.NoError(t, err)
+	assert.Equal(t, 500, stats.Papers)
 	t.Logf("cluster: %s", strings.Join(stats.Detail, "; "))
 
 	// Every node, as coordinator, answers the same.
