@@ -111,8 +111,12 @@ eval: build
 	cat $(EVAL_OUT)/eval.md
 
 # The learned reranker's built-in model (rerank/learned/default_model.json):
-# LambdaMART over the top 100 candidates of the default pipeline (bm25 + rm3
-# 0.2 + citing 0.5, min-max), trained on three collections: ACM-CR (both
+# LambdaMART over the top 100 candidates of the default pipeline (bm25 1 +
+# citing 0.5 + dense 0.4, min-max, contrast embedder; for the pipeline
+# without an embedder, default_model_sparse.json, pass TRAIN_PIPELINE="
+# --retrievers bm25,rm3,citing --fusion minmax --weights bm25=1,rm3=0.2,citing=0.5"
+# TRAIN_OUT=rerank/learned/default_model_sparse.json and databases without an
+# embedder), trained on three collections: ACM-CR (both
 # topic sets), SciFact's train split, and a fixed sample of 2,000 ScisummNet
 # sentences of its clean split without the keep_for_gold ones (which, with
 # SciFact's test split, are scored after training: queries it never saw).
@@ -126,6 +130,7 @@ TRAIN_PIPELINE := --retrievers bm25,citing,dense --fusion minmax --weights bm25=
 TRAIN_SCIFACT_DB ?= .cache/bench/scifact
 TRAIN_SCISUMMNET_DB ?= .cache/bench/scisummnet
 TRAIN_PARAMS ?= --balance
+TRAIN_OUT ?= rerank/learned/default_model.json
 TRAIN_BENCHES := --bench acm-cr --db $(TRAIN_DB) --data $(ACMCR) \
   --bench beir:train --data $(DEVSETS)/scifact --db $(TRAIN_SCIFACT_DB) \
   --bench beir:clean --data $(DEVSETS)/scisummnet --db $(TRAIN_SCISUMMNET_DB) --sample 2000 --exclude-split keep_for_gold \
@@ -134,7 +139,7 @@ TRAIN_BENCHES := --bench acm-cr --db $(TRAIN_DB) --data $(ACMCR) \
 train: build
 	@test -d $(ACMCR) || { echo "ACM-CR not found at $(ACMCR) (set CITEFIND_DATA)"; exit 1; }
 	@test -d $(DEVSETS)/scifact -a -d $(DEVSETS)/scisummnet || { echo "SciFact and ScisummNet not found under $(DEVSETS) (set CITEFIND_DATA)"; exit 1; }
-	$(BIN) train $(TRAIN_PIPELINE) $(TRAIN_PARAMS) $(TRAIN_BENCHES) --quiet --out rerank/learned/default_model.json
+	$(BIN) train $(TRAIN_PIPELINE) $(TRAIN_PARAMS) $(TRAIN_BENCHES) --quiet --out $(TRAIN_OUT)
 
 train-loco: build
 	@test -d $(ACMCR) -a -d $(DEVSETS)/scifact -a -d $(DEVSETS)/scisummnet || { echo "ACM-CR, SciFact or ScisummNet not found under $(CITEFIND_DATA)"; exit 1; }

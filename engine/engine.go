@@ -830,7 +830,7 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 	if rerankName == "" {
 		rerankName = p.rerankName
 	}
-	rr, err := e.Reranker(rerankName)
+	rr, err := e.reranker(rerankName, names)
 	if err != nil {
 		return nil, err
 	}

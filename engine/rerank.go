@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/ollama/ollama/api"
 
@@ -18,18 +20,32 @@ import (
 // Reranker returns the named reranker (citefind.RerankerNames; "" is
 // none), made on first use from the engine's Options: the learned
 // reranker with Options.RerankModel (else the database's own model,
-// db.LearnedModelFile, else the model that ships with citefind; read once,
-// when first used), the LLM reranker with Options.LLM and Options.Ollama.
+// db.LearnedModelFile, else the model that ships with citefind for the
+// pipeline's retrievers; read once, when first used), the LLM reranker
+// with Options.LLM and Options.Ollama.
 func (e *Engine) Reranker(name string) (rerank.Reranker, error) {
+	return e.reranker(name, e.Pipeline().Retrievers)
+}
+
+// reranker is Reranker for a search that fuses the retrievers names: the
+// built-in learned model is the one trained for them when citefind ships
+// one (learned.DefaultFor).
+func (e *Engine) reranker(name string, names []string) (rerank.Reranker, error) {
 	if name == "" {
 		name = rerank.NameNone
 	}
 	if err := citefind.CheckReranker(name); err != nil {
 		return nil, err
 	}
+	key := name
+	if name == rerank.NameLearned {
+		set := slices.Clone(names)
+		slices.Sort(set)
+		key += "|" + strings.Join(slices.Compact(set), ",")
+	}
 	e.rerankMu.Lock()
 	defer e.rerankMu.Unlock()
-	if r, ok := e.rerankers[name]; ok {
+	if r, ok := e.rerankers[key]; ok {
 		return r, nil
 	}
 	var r rerank.Reranker
@@ -38,7 +54,7 @@ func (e *Engine) Reranker(name string) (rerank.Reranker, error) {
 	case rerank.NameNone:
 		r = rerank.None{}
 	case rerank.NameLearned:
-		r, err = e.learnedReranker()
+		r, err = e.learnedReranker(names)
 	case rerank.NameLLM:
 		var client *api.Client
 		if client, err = e.ollama(); err == nil {
@@ -51,22 +67,25 @@ func (e *Engine) Reranker(name string) (rerank.Reranker, error) {
 	if e.rerankers == nil {
 		e.rerankers = map[string]rerank.Reranker{}
 	}
-	e.rerankers[name] = r
+	e.rerankers[key] = r
 	return r, nil
 }
 
 // learnedReranker loads Options.RerankModel, else the database's own
 // model (db.LearnedModelFile, written by citefind train --self) when it
-// has one, else the model that ships with citefind.
-func (e *Engine) learnedReranker() (*learned.Reranker, error) {
+// has one, else the model that ships with citefind for the retrievers
+// names.
+func (e *Engine) learnedReranker(names []string) (*learned.Reranker, error) {
 	if e.opts.RerankModel != "" {
 		return learned.Load(e.opts.RerankModel)
 	}
-	own := filepath.Join(e.db.Dir, db.LearnedModelFile)
-	if _, err := os.Stat(own); err == nil {
-		return learned.Load(own)
+	if e.db != nil { // a database's own model (train --self)
+		own := filepath.Join(e.db.Dir, db.LearnedModelFile)
+		if _, err := os.Stat(own); err == nil {
+			return learned.Load(own)
+		}
 	}
-	return learned.Default()
+	return learned.DefaultFor(names)
 }
 
 func (e *Engine) ollama() (*api.Client, error) {

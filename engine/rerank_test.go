@@ -30,8 +30,11 @@ func TestLearnedRerankerInput(t *testing.T) {
 	text := "Rankings are merged with reciprocal rank fusion [3], and passages come from a dense retriever [7]."
 	res, err := eng.Search(ctx, text, citefind.QueryOptions{K: 10, Rerank: "learned"})
 	require.NoError(t, err)
-	r, err := learned.Default()
+	// The sample database has no embedder: the built-in model of its
+	// pipeline (bm25, rm3, citing) reranks.
+	r, err := learned.DefaultFor(eng.Pipeline().Retrievers)
 	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"bm25", "rm3", "citing"}, r.Model().Retrievers)
 	want, err := r.Rerank(ctx, text, res.Stages.Candidates)
 	require.NoError(t, err)
 	require.Len(t, res.Stages.Reranked, len(want.Candidates))
@@ -42,7 +45,7 @@ func TestLearnedRerankerInput(t *testing.T) {
 
 	_, err = eng.Search(ctx, text, citefind.QueryOptions{K: 10, Rerank: "learned", Retrievers: []string{"bm25"}})
 	require.ErrorIs(t, err, learned.ErrRetrievers)
-	assert.Contains(t, err.Error(), "bm25,rm3,citing")
+	assert.Contains(t, err.Error(), "this search fuses bm25:")
 }
 
 // TestDatabaseLearnedModel: a database's own model file (train --self)
@@ -62,7 +65,7 @@ func TestDatabaseLearnedModel(t *testing.T) {
 	assert.Contains(t, err.Error(), own)
 
 	// --rerank-model wins over the database's file.
-	m, err := learned.DefaultModel()
+	m, err := learned.DefaultModelFor(eng.Pipeline().Retrievers)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "m.json")
 	require.NoError(t, m.Save(path))

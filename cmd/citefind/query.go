@@ -34,16 +34,18 @@ built by index --embedder). With several, their lists are fused (--fusion,
 --weights); each hit's "sources" give every retriever's rank and score and
 "score" is the fused score. Without --retrievers, --fusion, --weights or
 --rerank, the database's pipeline applies (DIR/pipeline.json, written by
-index, shown by citefind status; eval measures the same): bm25, rm3 0.2 and
-citing 0.5 (+ dense 0.05 with the builtin embedder), min-max fusion, no
-reranker, as measured best on ACM-CR. A retriever that fails or takes over 5 s is reported as a
+index, shown by citefind status; eval measures the same): with the contrast
+embedder (a new database's) bm25 1, citing 0.5 and dense 0.4, min-max
+fusion, no reranker, chosen on ACM-CR, SciFact and ScisummNet; without an
+embedder bm25, rm3 0.2 and citing 0.5 (+ dense 0.05 with builtin). A retriever that fails or takes over 5 s is reported as a
 warning and the others' hits are used; --strict makes it an error.
 
 --rerank reorders the top 100 fused candidates: learned (a model trained on
 ACM-CR, SciFact and ScisummNet, the database's own from train --self, or
---rerank-model FILE; no server needed; for the retrievers it was trained on,
-bm25,rm3,citing for the built-in one; on collections it had not seen it moved
-nDCG@10 by +.000 to +.012, so it is not a default: docs/rerank.md) or llm (an
+--rerank-model FILE; no server needed; for the retrievers it was trained on:
+citefind ships one for each default pipeline and picks by the retrievers; on
+collections it had not seen it moved nDCG@10 by −.004 to +.009, so it is not
+a default: docs/rerank.md) or llm (an
 Ollama chat model, --llm or CITEFIND_LLM, at OLLAMA_HOST). If the model fails, the fused
 order comes back with a warning. --pick chooses the one paper to cite among
 the hits: with an LLM configured (--llm or CITEFIND_LLM) the model picks and

@@ -85,6 +85,12 @@ func (c *trainCmd) runSelf(ctx context.Context, args []string, dir, out string, 
 	if names == nil {
 		names = eng.Pipeline().Retrievers
 	}
+	if sf.from == "builtin" {
+		// The built-in model of this pipeline, when citefind ships one.
+		if base, err = learned.DefaultModelFor(names); err != nil {
+			return err
+		}
+	}
 	if base != nil {
 		if err := learned.New(base).CheckRetrievers(names); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("train --self --from %s: %w (or --from none)", sf.from, err)}

@@ -331,7 +331,7 @@ func TestDefaultModel(t *testing.T) {
 	// candidates, this feature set.
 	assert.Equal(t, "acm-cr+beir:scifact+beir:scisummnet", m.Training.Bench)
 	assert.Equal(t, learned.FeatureSet, m.FeatureSet)
-	assert.Equal(t, []string{"bm25", "rm3", "citing"}, m.Retrievers)
+	assert.Equal(t, []string{"bm25", "citing", "dense"}, m.Retrievers)
 	assert.NotEmpty(t, m.Retrievers)
 	assert.Equal(t, rerank.NameLearned, r.Name())
 }
@@ -403,4 +403,26 @@ func BenchmarkRerank100(b *testing.B) {
 	for b.Loop() {
 		sink, _ = r.Rerank(ctx, long, cands)
 	}
+}
+
+// TestDefaultModelFor: citefind ships a model for each default pipeline
+// and picks the one trained on the search's retrievers, in any order.
+func TestDefaultModelFor(t *testing.T) {
+	def, err := learned.DefaultModel()
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"bm25", "citing", "dense"}, def.Retrievers, "the default pipeline with an embedder")
+	sparse, err := learned.DefaultModelFor([]string{"citing", "rm3", "bm25"})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"bm25", "rm3", "citing"}, sparse.Retrievers, "the default pipeline without one")
+	for _, names := range [][]string{{"dense", "bm25", "citing"}, {"bm25"}, nil} {
+		m, err := learned.DefaultModelFor(names)
+		require.NoError(t, err)
+		assert.Same(t, def, m, "%v", names)
+	}
+	r, err := learned.DefaultFor([]string{"bm25", "rm3", "citing"})
+	require.NoError(t, err)
+	require.NoError(t, r.CheckRetrievers([]string{"rm3", "citing", "bm25"}))
+	r, err = learned.DefaultFor([]string{"bm25"})
+	require.NoError(t, err)
+	require.ErrorIs(t, r.CheckRetrievers([]string{"bm25"}), learned.ErrRetrievers)
 }

@@ -241,20 +241,61 @@ func (m *Model) validate() error {
 	return nil
 }
 
-//go:embed default_model.json
-var defaultModel []byte
+// The models that ship with citefind, one per pipeline (make train):
+// default_model.json for the default pipeline of a database with an
+// embedder (bm25, citing, dense), default_model_sparse.json for the one
+// without (bm25, rm3, citing).
+var (
+	//go:embed default_model.json
+	defaultModel []byte
+	//go:embed default_model_sparse.json
+	sparseModel []byte
+)
 
-var parsedDefault = sync.OnceValues(func() (*Model, error) {
-	m, err := Parse(defaultModel)
-	if err != nil {
-		return nil, fmt.Errorf("the built-in learned reranker model: %w", err)
+var parsedDefaults = sync.OnceValues(func() ([]*Model, error) {
+	var out []*Model
+	for _, b := range [][]byte{defaultModel, sparseModel} {
+		m, err := Parse(b)
+		if err != nil {
+			return nil, fmt.Errorf("the built-in learned reranker model: %w", err)
+		}
+		out = append(out, m)
 	}
-	return m, nil
+	return out, nil
 })
 
-// DefaultModel returns the model that ships with citefind
-// (rerank/learned/default_model.json, trained on ACM-CR by `make train`).
-func DefaultModel() (*Model, error) { return parsedDefault() }
+// DefaultModel returns the model that ships with citefind for the default
+// pipeline (rerank/learned/default_model.json, trained by `make train` on
+// ACM-CR, SciFact and ScisummNet).
+func DefaultModel() (*Model, error) {
+	ms, err := parsedDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return ms[0], nil
+}
+
+// DefaultModelFor returns the built-in model trained on the candidates of
+// the retrievers names (in any order), else DefaultModel.
+func DefaultModelFor(names []string) (*Model, error) {
+	ms, err := parsedDefaults()
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		if sameSet(m.Retrievers, names) {
+			return m, nil
+		}
+	}
+	return ms[0], nil
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
 
 // Reranker reorders candidates by a model's scores. It is safe for
 // concurrent use.
@@ -270,9 +311,20 @@ var (
 // New returns a reranker scoring with m.
 func New(m *Model) *Reranker { return &Reranker{model: m} }
 
-// Default returns a reranker with the built-in model.
+// Default returns a reranker with the built-in model of the default
+// pipeline.
 func Default() (*Reranker, error) {
 	m, err := DefaultModel()
+	if err != nil {
+		return nil, err
+	}
+	return New(m), nil
+}
+
+// DefaultFor returns a reranker with the built-in model for the
+// retrievers names (DefaultModelFor).
+func DefaultFor(names []string) (*Reranker, error) {
+	m, err := DefaultModelFor(names)
 	if err != nil {
 		return nil, err
 	}
