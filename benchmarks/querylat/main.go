@@ -122,6 +122,8 @@ func report(name string, lat []time.Duration) {
 	for _, d := range lat {
 		sum += d
 	}
-	at := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))].Round(10 * time.Microsecond) }
+	at := func(q float64) time.Duration {
+		return lat[min(len(lat)-1, int(q*float64(len(lat))))].Round(10 * time.Microsecond)
+	}
 	fmt.Printf("%-10s %4d queries  p50 %-9s p90 %-9s p99 %-9s mean %s\n", name, len(lat), at(0.5), at(0.9), at(0.99), (sum / time.Duration(len(lat))).Round(10*time.Microsecond))
 }
