@@ -315,13 +315,15 @@ func keepModel(ctx context.Context, kind *trainedKind, path string, st *corpus.S
 	return m, fmt.Sprintf("%d of %d papers changed since it was trained", drift, trainedDocs)
 }
 
-// trainLSA trains the builtin embedder on every paper of the store.
-func trainLSA(ctx context.Context, st *corpus.Store, n int, opts Options) (dense.Embedder, error) {
+// storeSeq returns the papers of st as a sequence for a trainer, each
+// mapped by f, and a function giving the error that ended the walk (nil
+// when it ended because the trainer stopped, or at the last paper).
+func storeSeq[T any](ctx context.Context, st *corpus.Store, f func(corpus.Paper) T) (iter.Seq[T], func() error) {
 	var walkErr error
 	stopWalk := errors.New("stop")
-	texts := iter.Seq[string](func(yield func(string) bool) {
+	seq := func(yield func(T) bool) {
 		err := st.Each(ctx, func(p corpus.Paper) error {
-			if !yield(lsa.Text(p)) {
+			if !yield(f(p)) {
 				return stopWalk
 			}
 			return nil
@@ -329,7 +331,13 @@ func trainLSA(ctx context.Context, st *corpus.Store, n int, opts Options) (dense
 		if err != nil && !errors.Is(err, stopWalk) {
 			walkErr = err
 		}
-	})
+	}
+	return seq, func() error { return walkErr }
+}
+
+// trainLSA trains the builtin embedder on every paper of the store.
+func trainLSA(ctx context.Context, st *corpus.Store, n int, opts Options) (dense.Embedder, error) {
+	texts, walkErr := storeSeq(ctx, st, lsa.Text)
 	var bars = map[string]*progress.Bar{}
 	prog := func(stage string, done, total int) {
 		if opts.Progress == nil {
@@ -356,8 +364,8 @@ func trainLSA(ctx context.Context, st *corpus.Store, n int, opts Options) (dense
 	m, err := lsa.Train(ctx, texts, lsa.Options{Dim: db.BuiltinDim, Fold: lsa.FoldPlain}, prog)
 	bars["lsa analyze"].Done()
 	bars["lsa svd"].Done()
-	if walkErr != nil {
-		return nil, walkErr
+	if err := walkErr(); err != nil {
+		return nil, err
 	}
 	if err != nil {
 		return nil, err
@@ -368,19 +376,7 @@ func trainLSA(ctx context.Context, st *corpus.Store, n int, opts Options) (dense
 // trainContrast trains the contrast embedder (default options) on every
 // paper of the store, with a progress bar per stage.
 func trainContrast(ctx context.Context, st *corpus.Store, n int, opts Options) (dense.Embedder, error) {
-	var walkErr error
-	stopWalk := errors.New("stop")
-	papers := iter.Seq[corpus.Paper](func(yield func(corpus.Paper) bool) {
-		err := st.Each(ctx, func(p corpus.Paper) error {
-			if !yield(p) {
-				return stopWalk
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, stopWalk) {
-			walkErr = err
-		}
-	})
+	papers, walkErr := storeSeq(ctx, st, func(p corpus.Paper) corpus.Paper { return p })
 	var analyze, train *progress.Bar
 	prog := func(p contrast.Progress) {
 		if opts.Progress == nil {
@@ -403,8 +399,8 @@ func trainContrast(ctx context.Context, st *corpus.Store, n int, opts Options) (
 	m, err := contrast.Train(ctx, papers, contrast.Options{}, prog)
 	analyze.Done()
 	train.Done()
-	if walkErr != nil {
-		return nil, walkErr
+	if err := walkErr(); err != nil {
+		return nil, err
 	}
 	if err != nil {
 		return nil, err
