@@ -73,9 +73,9 @@ func TestScaleServe(t *testing.T) {
 	// Against Weaviate, a warm-up pass over all 821 queries takes minutes
 	// (about 1 s a query on this machine) and a slow query fails it: warm
 	// up with 15 s of load instead.
-	load := func(name string, urls []string, pid int, duration string, during func()) map[string]any {
+	load := func(name string, urls []string, pid, clients int, duration string, during func()) map[string]any {
 		t.Helper()
-		args := []string{"-url", strings.Join(urls, ","), "-clients", "32", "-duration", duration, "-data", acm, "-json", "-max-growth", "1000"}
+		args := []string{"-url", strings.Join(urls, ","), "-clients", fmt.Sprint(clients), "-duration", duration, "-data", acm, "-json", "-max-growth", "1000"}
 		if !strings.HasPrefix(name, "local") {
 			args = append(args, "-pass=false", "-warmup", "15s")
 		}
@@ -99,19 +99,23 @@ func TestScaleServe(t *testing.T) {
 	}
 
 	base, lc := serve("--db", localDB)
-	load("local, 1 serve", []string{base}, lc.Process.Pid, "30s", nil)
+	load("local, 1 serve", []string{base}, lc.Process.Pid, 32, "30s", nil)
 	_ = lc.Process.Kill()
 
 	one, oc := serve("--backend", url)
-	load("weaviate 3x2, 1 serve", []string{one}, oc.Process.Pid, "30s", nil)
+	load("weaviate 3x2, 1 serve", []string{one}, oc.Process.Pid, 32, "30s", nil)
 	two, _ := serve("--backend", url)
 	three, _ := serve("--backend", url)
 	urls := []string{one, two, three}
-	load("weaviate 3x2, 3 serve", urls, 0, "30s", nil)
+	load("weaviate 3x2, 3 serve", urls, 0, 32, "30s", nil)
+	// The same below saturation (8 clients: the 3 processes admit 12
+	// searches at once), so that the kill below is measured on a cluster
+	// that is not already past serve's request deadline.
+	load("weaviate 3x2, 3 serve, 8 clients", urls, 0, 8, "30s", nil)
 
 	// A node killed -9 20 s into a 60 s load: with 2 replicas, no request
 	// should fail.
-	load("weaviate 3x2, 3 serve, node killed", urls, 0, "60s", func() {
+	load("weaviate 3x2, 3 serve, 8 clients, node killed", urls, 0, 8, "60s", func() {
 		time.Sleep(20 * time.Second)
 		require.NoError(t, cluster.Nodes[2].Kill())
 		t.Logf("killed %s", cluster.Nodes[2].Name)
