@@ -224,9 +224,21 @@ func TestClusterKill(t *testing.T) {
 	for _, n := range c.Nodes {
 		ro := openURL(t, "weaviate://"+n.Addr()+"/Cluster", retrieve.Env{BM25: pipelineBM25})
 		checkParity(t, ro, st, testQueries(recs, 10, 24), 10, 25)
-		all, err := ro.Papers(ctx, ids(recs))
-		require.NoError(t, err)
-		assert.Len(t, all, 500, "every paper through "+n.Name)
+		// Lookups by ID go through the pid filter index, which on the
+		// restarted node can lag the objects async replication copied
+		// (494 of 500 once, on a loaded machine): wait for it, and say
+		// how long it took.
+		start := time.Now()
+		for {
+			all, err := ro.Papers(ctx, ids(recs))
+			require.NoError(t, err)
+			if len(all) == 500 || time.Since(start) > time.Minute {
+				assert.Len(t, all, 500, "every paper through "+n.Name)
+				break
+			}
+			t.Logf("%s: %d of 500 papers by ID after %s", n.Name, len(all), time.Since(start).Round(time.Second))
+			time.Sleep(2 * time.Second)
+		}
 	}
 }
 
