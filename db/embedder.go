@@ -46,7 +46,7 @@ func ParseEmbedder(spec string) (string, error) {
 	switch {
 	case spec == "" || spec == EmbedderNone:
 		return EmbedderNone, nil
-	case spec == EmbedderBuiltin || spec == EmbedderContrast:
+	case TrainedInFolder(spec):
 		return spec, nil
 	case strings.HasPrefix(spec, EmbedderOllamaPrefix):
 		if strings.TrimSpace(strings.TrimPrefix(spec, EmbedderOllamaPrefix)) == "" {
@@ -55,6 +55,13 @@ func ParseEmbedder(spec string) (string, error) {
 		return spec, nil
 	}
 	return "", fmt.Errorf("unknown embedder %q (want none, builtin, contrast or ollama:MODEL)", spec)
+}
+
+// TrainedInFolder reports whether spec names an embedder trained on the
+// database's own papers, whose model lives in the database folder
+// (builtin, contrast): it cannot be used without the folder.
+func TrainedInFolder(spec string) bool {
+	return spec == EmbedderBuiltin || spec == EmbedderContrast
 }
 
 // OpenEmbedder returns the embedder of spec for a database folder dir: the

@@ -548,7 +548,7 @@ func (e *Engine) embedder(ctx context.Context, s *snapshot) (dense.Embedder, err
 				fail(err)
 				return
 			}
-		} else if (spec == db.EmbedderBuiltin || spec == db.EmbedderContrast) && e.opts.Embedder == nil {
+		} else if db.TrainedInFolder(spec) && e.opts.Embedder == nil {
 			fail(fmt.Errorf("%w: the %s embedder's model lives in the database folder; serving from the %s backend alone, dense retrieval needs an ollama:MODEL embedder", dense.ErrNoIndex, spec, s.backend.Name()))
 			return
 		}
