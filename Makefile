@@ -231,7 +231,10 @@ eval-suite: build
 # Serving at scale (docs/scale.md): ACM-CR synced into a 3-node Weaviate
 # cluster (3 shards x 2 replicas), 32 clients through 1 and 3 serve
 # processes sharing it and through the local backend, then a node killed
-# -9 during a 60 s load. About 15 minutes. Figures: benchmarks/out/scale.json.
+# -9 during a 60 s load. About 8 minutes. Figures: benchmarks/out/scale.json.
+# CITEFIND_SCALE_ONLY=kill runs only the kill (after 20 s of load);
+# CITEFIND_SCALE_KILL_CLIENTS=N its clients (8); CITEFIND_SCALE_KEEP=DIR
+# keeps the serve and Weaviate logs there.
 bench-scale: test-deps
 	@mkdir -p $(EVAL_OUT)
 	CITEFIND_SCALE=1 CITEFIND_SCALE_REPORT=$(CURDIR)/$(EVAL_OUT)/scale.json \

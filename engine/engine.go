@@ -362,8 +362,12 @@ func (e *Engine) Refresh(ctx context.Context) (bool, error) {
 	var err error
 	if e.db == nil {
 		// No store: the backend's own generation (its last complete sync).
-		st, serr := cur.backend.Stats(ctx)
-		gen, err = st.Generation, serr
+		if g, ok := cur.backend.(retrieve.GenerationReporter); ok {
+			gen, err = g.Generation(ctx)
+		} else {
+			st, serr := cur.backend.Stats(ctx)
+			gen, err = st.Generation, serr
+		}
 	} else {
 		gen, err = e.db.Store.Generation(ctx)
 	}

@@ -43,6 +43,13 @@ type Backend interface {
 	Close() error
 }
 
+// GenerationReporter is a Backend that tells cheaply which store
+// generation its indexes reflect, without Stats' counts over the whole
+// index: what an engine with no local store polls to follow the backend.
+type GenerationReporter interface {
+	Generation(ctx context.Context) (int64, error)
+}
+
 // Term is an analysed query term and its weight (≥ 0), which multiplies
 // the term's BM25 contribution.
 type Term struct {

@@ -59,13 +59,15 @@ help on every collection of the evaluation suite, docs/benchmarks.md) when
 it has enough papers to train it on, else no dense index until a later run
 can; --embedder none removes one and keeps it away.
 
---backend puts the search index elsewhere: weaviate://HOST:PORT/COLLECTION
-[?shards=N&replicas=R] sends the papers (citefind's analysed text, and
+--backend puts the search index elsewhere: weaviate://HOST:PORT[,HOST:PORT…]
+/COLLECTION[?shards=N&replicas=R] sends the papers (citefind's analysed text, and
 vectors from the embedder) to a Weaviate server or cluster, in batches that
 follow the store (adds, changes, removals; a killed run resumes). The store
 stays in DIR, the canonical record. The database records the backend, so
 query, eval, serve, mcp, status and remove use it; --backend local goes back
-to the indexes in DIR. docs/scale.md has the details.`
+to the indexes in DIR. Name several nodes of a cluster and requests move to
+the next node when one fails, and slow reads are also sent to it (hedge=3s).
+docs/scale.md has the details.`
 
 func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "index", indexUsage)
@@ -75,7 +77,7 @@ func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress display")
 	wait := waitFlag(fs)
 	embedder := fs.String("embedder", "", "dense embedder: none, builtin, contrast or ollama:MODEL (default: the one the database records, else none)")
-	backend := fs.String("backend", "", "`URL` of the search index: local, or weaviate://HOST:PORT/COLLECTION[?shards=N&replicas=R] (default: the one the database records, else local)")
+	backend := fs.String("backend", "", "`URL` of the search index: local, or weaviate://HOST:PORT[,HOST:PORT…]/COLLECTION[?shards=N&replicas=R] (default: the one the database records, else local)")
 	paths, err := parseArgs(fs, args)
 	if err != nil {
 		return err

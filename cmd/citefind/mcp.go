@@ -34,7 +34,7 @@ Example client configuration (docs/serving.md has more):
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "mcp", mcpUsage)
 	db := dbFlag(fs)
-	backend := fs.String("backend", "", "serve from this remote backend `URL` alone (weaviate://HOST:PORT/COLLECTION), with no local database: several processes can share one cluster")
+	backend := fs.String("backend", "", "serve from this remote backend `URL` alone (weaviate://HOST:PORT[,HOST:PORT…]/COLLECTION: name several nodes to ride through one failing), with no local database: several processes can share one cluster")
 	logFormat := fs.String("log-format", "text", "log format on standard error: text or json")
 	var lf llmFlags
 	lf.register(fs)

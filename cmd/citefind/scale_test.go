@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,9 @@ func TestScaleServe(t *testing.T) {
 	localDB := filepath.Join(dir, "local")
 	run("eval", "--bench", "acm-cr", "--db", localDB, "--quiet", "--embedder", "none", "--retrievers", "bm25")
 	cluster := weaviatetest.StartCluster(t, 3)
-	url := fmt.Sprintf("weaviate://%s/Scale?shards=3&replicas=2", cluster.Nodes[0].Addr())
+	// Every node in the URL: requests move to the next node when one fails,
+	// and reads are hedged to it.
+	url := fmt.Sprintf("weaviate://%s,%s,%s/Scale?shards=3&replicas=2", cluster.Nodes[0].Addr(), cluster.Nodes[1].Addr(), cluster.Nodes[2].Addr())
 	remoteDB := filepath.Join(dir, "remote")
 	require.NoError(t, exec.Command("cp", "-r", localDB, remoteDB).Run())
 	start := time.Now()
@@ -64,6 +67,11 @@ func TestScaleServe(t *testing.T) {
 		addr := freeAddr(t)
 		cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--no-mcp", "--log-format", "json"}, args...)...)
 		cmd.Stderr, cmd.Stdout = nil, nil
+		if keep := os.Getenv("CITEFIND_SCALE_KEEP"); keep != "" {
+			f, err := os.Create(filepath.Join(keep, "serve-"+strings.ReplaceAll(addr, ":", "_")+".log"))
+			require.NoError(t, err)
+			cmd.Stderr, cmd.Stdout = f, f
+		}
 		require.NoError(t, cmd.Start())
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		base := "http://" + addr
@@ -98,6 +106,36 @@ func TestScaleServe(t *testing.T) {
 		return r
 	}
 
+	// A node killed -9 20 s into a 60 s load: with 2 replicas, no request
+	// should fail. The node killed is the first of the URL, the one every
+	// request goes to until it fails.
+	killed := func(urls []string) {
+		clients := 8
+		if n, err := strconv.Atoi(os.Getenv("CITEFIND_SCALE_KILL_CLIENTS")); err == nil && n > 0 {
+			clients = n
+		}
+		load(fmt.Sprintf("weaviate 3x2, 3 serve, %d clients, node killed", clients), urls, 0, clients, "60s", func() {
+			time.Sleep(20 * time.Second)
+			require.NoError(t, cluster.Nodes[0].Kill())
+			t.Logf("killed %s (the first node of the URL) at %s", cluster.Nodes[0].Name, time.Now().Format("15:04:05.000"))
+		})
+	}
+	if keep := os.Getenv("CITEFIND_SCALE_KEEP"); keep != "" {
+		t.Cleanup(func() {
+			for _, n := range cluster.Nodes {
+				_ = exec.Command("cp", filepath.Join(n.Dir, "weaviate.log"), filepath.Join(keep, n.Name+".log")).Run()
+			}
+		})
+	}
+	if os.Getenv("CITEFIND_SCALE_ONLY") == "kill" {
+		one, _ := serve("--backend", url)
+		two, _ := serve("--backend", url)
+		three, _ := serve("--backend", url)
+		urls := []string{one, two, three}
+		load("weaviate 3x2, 3 serve, 8 clients", urls, 0, 8, "20s", nil)
+		killed(urls)
+		return
+	}
 	base, lc := serve("--db", localDB)
 	load("local, 1 serve", []string{base}, lc.Process.Pid, 32, "30s", nil)
 	_ = lc.Process.Kill()
@@ -113,13 +151,7 @@ func TestScaleServe(t *testing.T) {
 	// that is not already past serve's request deadline.
 	load("weaviate 3x2, 3 serve, 8 clients", urls, 0, 8, "30s", nil)
 
-	// A node killed -9 20 s into a 60 s load: with 2 replicas, no request
-	// should fail.
-	load("weaviate 3x2, 3 serve, 8 clients, node killed", urls, 0, 8, "60s", func() {
-		time.Sleep(20 * time.Second)
-		require.NoError(t, cluster.Nodes[2].Kill())
-		t.Logf("killed %s", cluster.Nodes[2].Name)
-	})
+	killed(urls)
 	if path := os.Getenv("CITEFIND_SCALE_REPORT"); path != "" {
 		b, err := json.MarshalIndent(report, "", "  ")
 		require.NoError(t, err)

@@ -54,7 +54,7 @@ Examples:
 func (c *serveCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "serve", serveUsage)
 	db := dbFlag(fs)
-	backend := fs.String("backend", "", "serve from this remote backend `URL` alone (weaviate://HOST:PORT/COLLECTION), with no local database: several processes can share one cluster")
+	backend := fs.String("backend", "", "serve from this remote backend `URL` alone (weaviate://HOST:PORT[,HOST:PORT…]/COLLECTION: name several nodes to ride through one failing), with no local database: several processes can share one cluster")
 	addr := fs.String("addr", server.DefaultAddr, "`HOST:PORT` to listen on")
 	hosts := fs.String("allowed-hosts", "", "more `NAMES` (comma-separated) that requests may give as their Host; * for any (no DNS rebinding protection)")
 	origins := fs.String("allow-origin", "", "web `ORIGINS` (comma-separated, http(s)://HOST[:PORT]) whose pages may use the server; * for any site")

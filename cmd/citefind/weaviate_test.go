@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,4 +106,26 @@ func TestWeaviateBackendCLI(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, sr.Hits[0].Title, p.Title)
+
+	// serve follows the collection (its cached generation, not Stats): a
+	// removal synced by another process is served within seconds.
+	health := func() int64 {
+		resp, err := http.Get(base + "/healthz")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var h struct{ Generation int64 }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
+		return h.Generation
+	}
+	before := health()
+	_, stderr, err := cli(t, "", "remove", "--db", remote, "--quiet", "arxiv:2004.04906")
+	require.NoError(t, err, stderr)
+	require.Eventually(t, func() bool { return health() > before }, 20*time.Second, 200*time.Millisecond, "serve did not follow the removal")
+	resp, err = http.Post(base+"/v1/search", "application/json", strings.NewReader(`{"query": "dense passage retrieval for open-domain question answering", "k": 3}`))
+	require.NoError(t, err)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&sr))
+	resp.Body.Close()
+	for _, h := range sr.Hits {
+		assert.NotEqual(t, "arxiv:2004.04906", h.ID, "a removed paper is not served")
+	}
 }

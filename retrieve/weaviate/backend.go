@@ -71,8 +71,9 @@ type Backend struct {
 	weights map[string]float64
 	scorers []fieldScorer // fields with a positive weight, in sparse's order
 
-	mu   sync.Mutex
-	snap *snapshot
+	mu         sync.Mutex
+	snap       *snapshot
+	reloadDone chan struct{} // closed when the running re-read of the metadata ends; nil when none runs
 
 	syncMu sync.Mutex // one Sync at a time
 
@@ -86,8 +87,9 @@ type fieldScorer struct {
 }
 
 var (
-	_ retrieve.Backend = (*Backend)(nil)
-	_ retrieve.Syncer  = (*Backend)(nil)
+	_ retrieve.Backend            = (*Backend)(nil)
+	_ retrieve.Syncer             = (*Backend)(nil)
+	_ retrieve.GenerationReporter = (*Backend)(nil)
 )
 
 // Open opens the collection a weaviate:// URL names. env.BM25 gives the
@@ -103,7 +105,7 @@ func Open(ctx context.Context, u *url.URL, env retrieve.Env, opts Options) (*Bac
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, c: newClient(cfg.Addr, opts.HTTPClient), k1: env.BM25.K1, b: env.BM25.B}
+	b := &Backend{cfg: cfg, c: newClient(cfg.Addrs, cfg.hedge(), opts.HTTPClient), k1: env.BM25.K1, b: env.BM25.B}
 	if b.k1 == 0 {
 		b.k1 = sparse.DefaultK1
 	}
@@ -183,15 +185,79 @@ type snapshot struct {
 // maxCachedDF bounds the document-frequency cache of one snapshot.
 const maxCachedDF = 1 << 20
 
-// state returns the current snapshot, re-reading the metadata at most
-// every RefreshInterval and the statistics when it changed.
+// state returns the current snapshot. One older than RefreshInterval is
+// re-checked: the metadata is re-read in the background (one re-read at a
+// time) and queries wait for it at most staleWait, then go on with the
+// snapshot they have; a re-read that fails (a node down, a slow
+// coordinator) leaves the snapshot in use, to be tried again after
+// RefreshInterval. With no snapshot (the first query, or after a Sync) it
+// is read before answering.
 func (b *Backend) state(ctx context.Context) (*snapshot, error) {
 	b.mu.Lock()
 	s := b.snap
-	b.mu.Unlock()
-	if s != nil && time.Since(s.checked) < RefreshInterval {
-		return s, nil
+	if s != nil && b.reloadDone == nil && time.Since(s.checked) >= RefreshInterval {
+		done := make(chan struct{})
+		b.reloadDone = done
+		go func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.timeout())
+			defer cancel()
+			_, err := b.reload(rctx)
+			b.mu.Lock()
+			if err != nil && b.snap == s {
+				s.checked = time.Now()
+			}
+			b.reloadDone = nil
+			b.mu.Unlock()
+			close(done)
+		}()
 	}
+	done := b.reloadDone
+	b.mu.Unlock()
+	if s == nil {
+		return b.reload(ctx)
+	}
+	if done != nil {
+		t := time.NewTimer(staleWait)
+		select {
+		case <-done:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		b.mu.Lock()
+		if b.snap != nil {
+			s = b.snap
+		}
+		b.mu.Unlock()
+	}
+	return s, nil
+}
+
+// staleWait is how long a query waits for a re-read of the metadata
+// before it goes on with the snapshot it has.
+const staleWait = time.Second
+
+// Generation returns the store generation the collection reflects (its
+// last complete sync; -1 before the first), from the snapshot state keeps:
+// what a serve with no local store polls to follow the collection.
+func (b *Backend) Generation(ctx context.Context) (int64, error) {
+	s, err := b.state(ctx)
+	if err != nil {
+		return -1, err
+	}
+	if !s.exists {
+		return -1, nil
+	}
+	return s.m.Generation, nil
+}
+
+// reload reads the metadata and returns the snapshot it describes: the
+// current one (its caches kept) while the metadata is unchanged, else a
+// new one, which becomes current.
+func (b *Backend) reload(ctx context.Context) (*snapshot, error) {
+	b.mu.Lock()
+	s := b.snap
+	b.mu.Unlock()
 	m, ok, err := b.readMeta(ctx)
 	if err != nil {
 		var se *StatusError
@@ -260,13 +326,12 @@ func (b *Backend) countObjects(ctx context.Context) (int, error) {
 // its vectors, and per node the shards and their object counts.
 func (b *Backend) Stats(ctx context.Context) (retrieve.Stats, error) {
 	st := retrieve.Stats{Generation: -1, VectorGeneration: -1, Embedder: "none"}
-	b.invalidate()
-	s, err := b.state(ctx)
+	s, err := b.reload(ctx) // the metadata as it is now; the caches kept if unchanged
 	if err != nil {
 		return st, err
 	}
 	st.Detail = append(st.Detail, fmt.Sprintf("weaviate %s collection %s: %s, consistency: writes %s, reads %s",
-		b.cfg.Addr, b.cfg.Collection, b.layoutString(), b.cfg.writeLevel(), b.cfg.readLevel()))
+		strings.Join(b.cfg.Addrs, ","), b.cfg.Collection, b.layoutString(), b.cfg.writeLevel(), b.cfg.readLevel()))
 	if !s.exists {
 		st.Detail = append(st.Detail, "the collection is empty: nothing synced yet")
 		st.Indexes = []retrieve.IndexStats{{Name: "bm25", Generation: -1}}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,13 +47,19 @@ func (e *StatusError) Unwrap() error {
 	return nil
 }
 
-// client speaks Weaviate's REST and GraphQL API with retries.
+// client speaks Weaviate's REST and GraphQL API with retries. With several
+// nodes' addresses, an attempt that fails (transport error, timeout, 5xx,
+// 429, a GraphQL error) moves the client to the next node for the retry
+// and for the requests after it; a read that has not answered after hedge
+// is sent to the next node as well, and the first answer wins.
 type client struct {
-	base string // http://HOST:PORT
-	hc   *http.Client
+	bases []string // http://HOST:PORT of each node, in the URL's order
+	next  atomic.Uint32
+	hedge time.Duration // 0: no hedged reads
+	hc    *http.Client
 }
 
-func newClient(addr string, hc *http.Client) *client {
+func newClient(addrs []string, hedge time.Duration, hc *http.Client) *client {
 	if hc == nil {
 		hc = &http.Client{Transport: &http.Transport{
 			Proxy:               nil, // loopback and cluster-internal addresses: no proxy
@@ -61,7 +68,22 @@ func newClient(addr string, hc *http.Client) *client {
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
-	return &client{base: "http://" + addr, hc: hc}
+	c := &client{hc: hc, hedge: hedge}
+	for _, a := range addrs {
+		c.bases = append(c.bases, "http://"+a)
+	}
+	return c
+}
+
+// pick returns the index of the node the next attempt goes to.
+func (c *client) pick() int { return int(c.next.Load() % uint32(len(c.bases))) }
+
+// failed moves the client off node i after a failed attempt there (unless
+// another request already moved it).
+func (c *client) failed(i int) {
+	if len(c.bases) > 1 {
+		c.next.CompareAndSwap(uint32(i), uint32((i+1)%len(c.bases)))
+	}
 }
 
 // retryable reports whether a failed attempt may succeed when repeated.
@@ -95,7 +117,7 @@ func backoff(ctx context.Context, i int) bool {
 
 // do sends one request with retries; body (when not nil) is sent as JSON
 // and the answer decoded into out (when not nil). Each attempt is bounded
-// by timeout. 404 gives a *StatusError at once.
+// by timeout; GETs are hedged. 404 gives a *StatusError at once.
 func (c *client) do(ctx context.Context, method, path string, body, out any, timeout time.Duration) error {
 	var payload []byte
 	if body != nil {
@@ -113,7 +135,16 @@ func (c *client) do(ctx context.Context, method, path string, body, out any, tim
 		if i > 0 && !backoff(ctx, i-1) {
 			break
 		}
-		err = c.once(ctx, method, path, payload, out, timeout)
+		var b []byte
+		b, _, err = c.attempt(ctx, method, path, payload, timeout, method == http.MethodGet)
+		if err == nil {
+			if out != nil && len(b) > 0 {
+				if err := json.Unmarshal(b, out); err != nil {
+					return fmt.Errorf("%s %s: decode answer: %w (%s)", method, path, err, truncate(string(b), 200))
+				}
+			}
+			return nil
+		}
 		if !retryable(err) || ctx.Err() != nil {
 			return err
 		}
@@ -124,16 +155,78 @@ func (c *client) do(ctx context.Context, method, path string, body, out any, tim
 	return fmt.Errorf("%w: %w (after %d attempts)", ErrUnavailable, err, attempts)
 }
 
-func (c *client) once(ctx context.Context, method, path string, payload []byte, out any, timeout time.Duration) error {
+// attempt sends the request to the current node and returns the answer's
+// body and the node that gave it. When hedged, there are several nodes and the node has not answered
+// after c.hedge, the request goes to the next node too; the first success
+// wins and the other is cancelled. A failed node is moved off (failed).
+func (c *client) attempt(ctx context.Context, method, path string, payload []byte, timeout time.Duration, hedged bool) ([]byte, int, error) {
+	first := c.pick()
+	if !hedged || c.hedge <= 0 || len(c.bases) < 2 {
+		b, err := c.once(ctx, c.bases[first], method, path, payload, timeout)
+		if err != nil && retryable(err) {
+			c.failed(first)
+		}
+		return b, first, err
+	}
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		node int
+		body []byte
+		err  error
+	}
+	ch := make(chan answer, 2)
+	send := func(node int) {
+		b, err := c.once(actx, c.bases[node], method, path, payload, timeout)
+		ch <- answer{node, b, err}
+	}
+	go send(first)
+	t := time.NewTimer(c.hedge)
+	defer t.Stop()
+	pending, hedgedTo := 1, -1
+	var firstErr error
+	for pending > 0 {
+		select {
+		case <-t.C:
+			if hedgedTo < 0 {
+				hedgedTo = (first + 1) % len(c.bases)
+				pending++
+				go send(hedgedTo)
+			}
+		case a := <-ch:
+			pending--
+			if a.err == nil {
+				if a.node != first {
+					c.failed(first) // the hedge answered first: prefer its node
+				}
+				return a.body, a.node, nil
+			}
+			if retryable(a.err) {
+				c.failed(a.node)
+			}
+			if firstErr == nil {
+				firstErr = a.err
+			}
+			if hedgedTo < 0 && retryable(a.err) {
+				// The first node failed before the hedge was due: the
+				// caller's retry (after its backoff) goes to the next node.
+				return nil, a.node, a.err
+			}
+		}
+	}
+	return nil, first, firstErr
+}
+
+func (c *client) once(ctx context.Context, base, method, path string, payload []byte, timeout time.Duration) ([]byte, error) {
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var rd io.Reader
 	if payload != nil {
 		rd = bytes.NewReader(payload)
 	}
-	req, err := http.NewRequestWithContext(actx, method, c.base+path, rd)
+	req, err := http.NewRequestWithContext(actx, method, base+path, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if payload != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -141,24 +234,22 @@ func (c *client) once(ctx context.Context, method, path string, payload []byte, 
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s %s: read answer: %w", method, path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &StatusError{Method: method, Path: path, Code: resp.StatusCode, Body: truncate(string(b), 300)}
+		return nil, &StatusError{Method: method, Path: path, Code: resp.StatusCode, Body: truncate(string(b), 300)}
 	}
-	if out != nil && len(b) > 0 {
-		if err := json.Unmarshal(b, out); err != nil {
-			return fmt.Errorf("%s %s: decode answer: %w (%s)", method, path, err, truncate(string(b), 200))
-		}
-	}
-	return nil
+	return b, nil
 }
 
 // gqlError is one entry of a GraphQL answer's "errors".
@@ -166,30 +257,38 @@ type gqlError struct {
 	Message string `json:"message"`
 }
 
-// graphql runs a GraphQL query and decodes its "data" into out.
+// graphql runs a GraphQL query (a read: hedged) and decodes its "data"
+// into out.
 func (c *client) graphql(ctx context.Context, query string, out any, timeout time.Duration) error {
+	payload := mustJSON(map[string]string{"query": query})
 	var err error
 	for i := range maxAttempts {
 		if i > 0 && !backoff(ctx, i-1) {
 			break
 		}
-		var ans struct {
-			Data   json.RawMessage `json:"data"`
-			Errors []gqlError      `json:"errors"`
-		}
-		err = c.once(ctx, http.MethodPost, "/v1/graphql", mustJSON(map[string]string{"query": query}), &ans, timeout)
-		if err == nil && len(ans.Errors) > 0 {
-			msgs := make([]string, 0, len(ans.Errors))
-			for _, e := range ans.Errors {
-				msgs = append(msgs, e.Message)
-			}
-			err = fmt.Errorf("graphql: %s", truncate(strings.Join(msgs, "; "), 500))
-			if permanentGraphQL(msgs) {
-				return err
-			}
-			continue
-		}
+		var b []byte
+		var node int
+		b, node, err = c.attempt(ctx, http.MethodPost, "/v1/graphql", payload, timeout, true)
 		if err == nil {
+			var ans struct {
+				Data   json.RawMessage `json:"data"`
+				Errors []gqlError      `json:"errors"`
+			}
+			if err = json.Unmarshal(b, &ans); err != nil {
+				return fmt.Errorf("POST /v1/graphql: decode answer: %w (%s)", err, truncate(string(b), 200))
+			}
+			if len(ans.Errors) > 0 {
+				msgs := make([]string, 0, len(ans.Errors))
+				for _, e := range ans.Errors {
+					msgs = append(msgs, e.Message)
+				}
+				err = fmt.Errorf("graphql: %s", truncate(strings.Join(msgs, "; "), 500))
+				if permanentGraphQL(msgs) {
+					return err
+				}
+				c.failed(node) // e.g. a coordinator that cannot reach a replica yet
+				continue
+			}
 			if out != nil {
 				if err = json.Unmarshal(ans.Data, out); err != nil {
 					return fmt.Errorf("graphql: decode data: %w", err)

@@ -2,8 +2,10 @@ package weaviate
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +21,9 @@ const (
 	DefaultDepthFactor = 3
 	// DefaultTimeout bounds one read request (a query, a lookup).
 	DefaultTimeout = 10 * time.Second
+	// DefaultHedge is how long a read waits for its node before it is
+	// also sent to the next node of the URL.
+	DefaultHedge = 3 * time.Second
 	// DefaultWriteTimeout bounds one write request (a batch of papers).
 	DefaultWriteTimeout = 60 * time.Second
 	// DefaultBatchSize is the number of papers per batch request.
@@ -41,8 +46,17 @@ const (
 // Config is a parsed backend URL,
 // weaviate://HOST:PORT/COLLECTION[?shards=N&replicas=R&…].
 type Config struct {
-	// Addr is HOST:PORT of Weaviate's REST API (any node of a cluster).
+	// Addr is HOST:PORT of Weaviate's REST API (any node of a cluster):
+	// the first of Addrs.
 	Addr string
+	// Addrs is every node's HOST:PORT the URL names
+	// (weaviate://HOST:PORT,HOST:PORT,…/COLLECTION): requests go to one
+	// and move to the next when it fails; reads are hedged to the next.
+	Addrs []string
+	// Hedge is how long a read waits for its node before it is also sent
+	// to the next one (hedge=3s, or hedge=none); 0 means DefaultHedge.
+	// Only with several Addrs.
+	Hedge time.Duration
 	// Collection is the Weaviate collection (class) of the papers: a
 	// letter, then letters, digits and _; Weaviate upper-cases the first
 	// letter, so it must be upper case here. Its metadata lives in the
@@ -87,7 +101,8 @@ const MetaSuffix = "_citefind"
 
 var collectionRe = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*$`)
 
-// ParseURL parses weaviate://HOST:PORT/COLLECTION[?query] into a Config.
+// ParseURL parses weaviate://HOST:PORT[,HOST:PORT…]/COLLECTION[?query]
+// into a Config (a HOST without a port gets 8080).
 // Errors name the URL and the cause.
 func ParseURL(u *url.URL) (Config, error) {
 	var c Config
@@ -103,10 +118,24 @@ func ParseURL(u *url.URL) (Config, error) {
 	if u.Host == "" {
 		return bad("no HOST:PORT (want weaviate://HOST:PORT/COLLECTION)")
 	}
-	c.Addr = u.Host
-	if u.Port() == "" {
-		c.Addr += ":8080"
+	for _, h := range strings.Split(u.Host, ",") {
+		if h == "" {
+			return bad("an empty HOST:PORT in %q", u.Host)
+		}
+		if _, port, err := net.SplitHostPort(h); err != nil || port == "" {
+			if strings.Contains(strings.TrimPrefix(h, "["), ":") && !strings.HasSuffix(h, "]") {
+				return bad("%q: want HOST:PORT", h)
+			}
+			h += ":8080"
+		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return bad("%q: port %q is not a number", h, port)
+		}
+		if slices.Contains(c.Addrs, h) {
+			return bad("%s named twice", h)
+		}
+		c.Addrs = append(c.Addrs, h)
 	}
+	c.Addr = c.Addrs[0]
 	c.Collection = strings.Trim(u.Path, "/")
 	if c.Collection == "" {
 		return bad("no collection (want weaviate://HOST:PORT/COLLECTION)")
@@ -126,6 +155,15 @@ func ParseURL(u *url.URL) (Config, error) {
 			c.Depth, err = positive(v)
 		case "batch":
 			c.BatchSize, err = positive(v)
+		case "hedge":
+			if v == "none" {
+				c.Hedge = -1
+				break
+			}
+			c.Hedge, err = time.ParseDuration(v)
+			if err == nil && c.Hedge <= 0 {
+				err = fmt.Errorf("must be positive, or none")
+			}
 		case "timeout", "checkpoint":
 			var d time.Duration
 			d, err = time.ParseDuration(v)
@@ -157,7 +195,7 @@ func ParseURL(u *url.URL) (Config, error) {
 				c.Read = l
 			}
 		default:
-			return bad("unknown parameter %q (known: shards, replicas, write, read, depth, timeout, batch, flushwait, checkpoint)", k)
+			return bad("unknown parameter %q (known: shards, replicas, write, read, depth, timeout, hedge, batch, flushwait, checkpoint)", k)
 		}
 		if err != nil {
 			return bad("%s=%s: %v", k, v, err)
@@ -205,6 +243,16 @@ func (c Config) timeout() time.Duration {
 		return c.Timeout
 	}
 	return DefaultTimeout
+}
+
+func (c Config) hedge() time.Duration {
+	switch {
+	case c.Hedge < 0:
+		return 0
+	case c.Hedge == 0:
+		return DefaultHedge
+	}
+	return c.Hedge
 }
 
 func (c Config) writeTimeout() time.Duration { return max(c.timeout(), DefaultWriteTimeout) }

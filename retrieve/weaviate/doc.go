@@ -2,7 +2,7 @@
 // retrieve.Syncer) on a Weaviate server or cluster, registered under the
 // URL scheme "weaviate":
 //
-//	weaviate://HOST:PORT/COLLECTION[?shards=N&replicas=R&write=L&read=L&depth=N&timeout=D&batch=N&flushwait=D&checkpoint=D]
+//	weaviate://HOST:PORT[,HOST:PORT…]/COLLECTION[?shards=N&replicas=R&write=L&read=L&depth=N&timeout=D&hedge=D&batch=N&flushwait=D&checkpoint=D]
 //
 // The local store stays the canonical record; Sync copies its papers into
 // the collection, and a `serve` with no local store can answer from the
@@ -29,7 +29,13 @@
 // transport errors, 5xx, 429 and GraphQL errors with exponential backoff
 // (5 attempts for reads, 8 for writes, 200 ms doubling to at most 5 s,
 // ±25% jitter) within the caller's context; ErrUnavailable says the
-// retries ran out.
+// retries ran out. The URL may name several nodes of a cluster: requests
+// go to the first until an attempt there fails (transport error, timeout,
+// 5xx, 429, a GraphQL error), then to the next, for the retry and the
+// requests after it; a read (a search, a lookup) that its node has not
+// answered after hedge (3 s by default; hedge=none turns it off) is sent
+// to the next node as well, and the first answer wins. Any node of a
+// Weaviate cluster coordinates any request, so the answers are the same.
 //
 // # Collection
 //
@@ -78,7 +84,11 @@
 // the candidates miss is the only possible difference. (Weaviate's
 // Aggregate could count them, but it fails whenever a node is down.)
 // Queries cache the statistics while the metadata (generation, sync
-// checkpoint) is unchanged, re-reading it every RefreshInterval.
+// checkpoint) is unchanged, re-reading it every RefreshInterval in the
+// background: a query waits for that read at most a second, and one that
+// fails leaves the cached statistics in use. A serve with no local store
+// follows the collection's generation from the same cache (Generation),
+// not from Stats, whose object counts fail while a node is down.
 //
 // After writing, Sync waits (at most flushwait, 3 min by default) until
 // Weaviate's BM25 finds the papers it wrote last with their own text,

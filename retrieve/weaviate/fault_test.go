@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,6 +29,9 @@ type faultProxy struct {
 	fail503     atomic.Int64          // answer this many next GraphQL requests with 503
 	refused     atomic.Int64
 	unavailable atomic.Int64
+	stall       atomic.Bool  // hold every GraphQL request until its client gives up
+	down        atomic.Bool  // answer every request with 503
+	requests    atomic.Int64 // requests that reached the proxy
 }
 
 func (f *faultProxy) start(t *testing.T, target string) string {
@@ -59,6 +63,18 @@ func (f *faultProxy) start(t *testing.T, target string) string {
 		return nil
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.requests.Add(1)
+		if f.down.Load() {
+			http.Error(w, `{"error":[{"message":"injected: node down"}]}`, http.StatusServiceUnavailable)
+			return
+		}
+		if r.URL.Path == "/v1/graphql" && f.stall.Load() {
+			// Read the body first: the server notices a client gone only
+			// once the request is read.
+			_, _ = io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+			return
+		}
 		if r.URL.Path == "/v1/graphql" && f.fail503.Load() > 0 {
 			f.fail503.Add(-1)
 			f.unavailable.Add(1)
@@ -138,4 +154,54 @@ func TestFaults(t *testing.T) {
 	require.ErrorIs(t, err, weaviate.ErrUnavailable)
 	f.fail503.Store(0)
 	checkParity(t, be, st, testQueries(append(recs, more...), 10, 33), 10, 34)
+}
+
+// TestFailover: with several nodes in the URL, a read that one node does
+// not answer is hedged to the next and answered within the hedge delay,
+// not the attempt timeout; a node that fails is left for the next one,
+// for reads and writes; the answers are the same.
+func TestFailover(t *testing.T) {
+	node := weaviatetest.StartNode(t)
+	ctx := t.Context()
+	recs := testPapers(150, 41)
+	st := newStore(t, recs)
+	a, b := &faultProxy{}, &faultProxy{}
+	aAddr, bAddr := a.start(t, node.Addr()), b.start(t, node.Addr())
+	be := openURL(t, "weaviate://"+aAddr+","+bAddr+"/Failover?hedge=200ms&timeout=20s", retrieve.Env{Store: st, BM25: pipelineBM25})
+	_, err := be.Sync(ctx, st, retrieve.SyncOptions{})
+	require.NoError(t, err)
+	queries := testQueries(recs, 8, 42)
+	checkParity(t, be, st, queries, 10, 43)
+	require.Positive(t, a.requests.Load())
+
+	// Node A holds every search: each is hedged to B after 200 ms and
+	// answered, far within the 20 s attempt timeout.
+	a.stall.Store(true)
+	start := time.Now()
+	checkParity(t, be, st, queries, 10, 44)
+	took := time.Since(start)
+	t.Logf("%d queries with node A stalled: %s", len(queries), took)
+	assert.Less(t, took, 15*time.Second, "hedged reads wait the hedge delay, not the attempt timeout")
+	assert.Positive(t, b.requests.Load())
+
+	// Node B goes down (503 on everything) while A answers again: reads
+	// and a sync move to A.
+	a.stall.Store(false)
+	b.down.Store(true)
+	before := a.requests.Load()
+	more := testPapers(170, 45)[150:]
+	_, err = st.Ingest(ctx, more)
+	require.NoError(t, err)
+	_, err = be.Sync(ctx, st, retrieve.SyncOptions{})
+	require.NoError(t, err)
+	stats, err := be.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 170, stats.Papers)
+	checkParity(t, be, st, testQueries(append(recs, more...), 8, 46), 10, 47)
+	assert.Greater(t, a.requests.Load(), before)
+
+	// Both down: ErrUnavailable, not a hang.
+	a.down.Store(true)
+	_, err = be.BM25(ctx, weightedQuery(t, "retrieval model"), 5)
+	require.ErrorIs(t, err, weaviate.ErrUnavailable)
 }

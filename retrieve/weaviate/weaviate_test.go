@@ -24,10 +24,17 @@ func TestParseURL(t *testing.T) {
 		want weaviate.Config
 		err  bool
 	}{
-		{name: "plain", in: "weaviate://127.0.0.1:8080/Papers", want: weaviate.Config{Addr: "127.0.0.1:8080", Collection: "Papers"}},
-		{name: "default port", in: "weaviate://db.example/Papers", want: weaviate.Config{Addr: "db.example:8080", Collection: "Papers"}},
+		{name: "plain", in: "weaviate://127.0.0.1:8080/Papers", want: weaviate.Config{Addr: "127.0.0.1:8080", Addrs: []string{"127.0.0.1:8080"}, Collection: "Papers"}},
+		{name: "default port", in: "weaviate://db.example/Papers", want: weaviate.Config{Addr: "db.example:8080", Addrs: []string{"db.example:8080"}, Collection: "Papers"}},
 		{name: "layout", in: "weaviate://h:1/P_1?shards=3&replicas=2&write=one&read=QUORUM&depth=500&timeout=2s&batch=50",
-			want: weaviate.Config{Addr: "h:1", Collection: "P_1", Shards: 3, Replicas: 2, Write: "ONE", Read: "QUORUM", Depth: 500, Timeout: 2 * time.Second, BatchSize: 50}},
+			want: weaviate.Config{Addr: "h:1", Addrs: []string{"h:1"}, Collection: "P_1", Shards: 3, Replicas: 2, Write: "ONE", Read: "QUORUM", Depth: 500, Timeout: 2 * time.Second, BatchSize: 50}},
+		{name: "nodes", in: "weaviate://a:1,b,c:3/P?hedge=500ms",
+			want: weaviate.Config{Addr: "a:1", Addrs: []string{"a:1", "b:8080", "c:3"}, Collection: "P", Hedge: 500 * time.Millisecond}},
+		{name: "no hedge", in: "weaviate://a:1,b:2/P?hedge=none", want: weaviate.Config{Addr: "a:1", Addrs: []string{"a:1", "b:2"}, Collection: "P", Hedge: -1}},
+		{name: "empty node", in: "weaviate://a:1,,b:2/P", err: true},
+		{name: "node twice", in: "weaviate://a:1,a:1/P", err: true},
+		{name: "bad port", in: "weaviate://a:x,b:2/P", err: true},
+		{name: "bad hedge", in: "weaviate://a:1/P?hedge=0s", err: true},
 		{name: "lower-case collection", in: "weaviate://h:1/papers", err: true},
 		{name: "no collection", in: "weaviate://h:1/", err: true},
 		{name: "no host", in: "weaviate:///Papers", err: true},
