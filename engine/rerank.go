@@ -21,7 +21,8 @@ import (
 // none), made on first use from the engine's Options: the learned
 // reranker with Options.RerankModel (else the database's own model,
 // db.LearnedModelFile, else the model that ships with citefind for the
-// pipeline's retrievers; read once, when first used), the LLM reranker
+// pipeline's retrievers; read when first used, and the database's own
+// model again whenever its file changes), the LLM reranker
 // with Options.LLM and Options.Ollama.
 func (e *Engine) Reranker(name string) (rerank.Reranker, error) {
 	return e.reranker(name, e.Pipeline().Retrievers)
@@ -42,6 +43,12 @@ func (e *Engine) reranker(name string, names []string) (rerank.Reranker, error) 
 		set := slices.Clone(names)
 		slices.Sort(set)
 		key += "|" + strings.Join(slices.Compact(set), ",")
+	}
+	prefix := key
+	if name == rerank.NameLearned && e.opts.RerankModel == "" && e.db != nil {
+		// The database's own model is re-read when the file changes (a
+		// train --self while serve runs).
+		key += "|" + fileStamp(filepath.Join(e.db.Dir, db.LearnedModelFile))
 	}
 	e.rerankMu.Lock()
 	defer e.rerankMu.Unlock()
@@ -67,8 +74,23 @@ func (e *Engine) reranker(name string, names []string) (rerank.Reranker, error) 
 	if e.rerankers == nil {
 		e.rerankers = map[string]rerank.Reranker{}
 	}
+	for k := range e.rerankers {
+		if strings.HasPrefix(k, prefix+"|") {
+			delete(e.rerankers, k) // an older model file's
+		}
+	}
 	e.rerankers[key] = r
 	return r, nil
+}
+
+// fileStamp identifies a file's version (size and modification time);
+// "none" when it does not exist.
+func fileStamp(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "none"
+	}
+	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
 }
 
 // learnedReranker loads Options.RerankModel, else the database's own

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,4 +75,15 @@ func TestDatabaseLearnedModel(t *testing.T) {
 	defer eng2.Close()
 	_, err = eng2.Search(ctx, "reciprocal rank fusion", citefind.QueryOptions{Rerank: "learned"})
 	require.NoError(t, err)
+
+	// A new model file (train --self while serve runs) is used by the
+	// open engine from the next search on.
+	require.NoError(t, m.Save(own))
+	_, err = eng.Search(ctx, "reciprocal rank fusion", citefind.QueryOptions{Rerank: "learned"})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(own, []byte(`{"format": "not a model either"}`), 0o644))
+	later := time.Now().Add(time.Minute)
+	require.NoError(t, os.Chtimes(own, later, later))
+	_, err = eng.Search(ctx, "reciprocal rank fusion", citefind.QueryOptions{Rerank: "learned"})
+	require.ErrorIs(t, err, learned.ErrInvalidModel, "the changed file is read again")
 }
