@@ -233,7 +233,8 @@ eval-suite: build
 # processes sharing it and through the local backend, then a node killed
 # -9 during a 60 s load. About 8 minutes. Figures: benchmarks/out/scale.json.
 # CITEFIND_SCALE_ONLY=kill runs only the kill (after 20 s of load);
-# CITEFIND_SCALE_KILL_CLIENTS=N its clients (8); CITEFIND_SCALE_KEEP=DIR
+# CITEFIND_SCALE_KILL_CLIENTS=N its clients (8), CITEFIND_SCALE_KILL_NODE=I
+# the node killed (1, the URL's first); CITEFIND_SCALE_KEEP=DIR
 # keeps the serve and Weaviate logs there.
 bench-scale: test-deps
 	@mkdir -p $(EVAL_OUT)

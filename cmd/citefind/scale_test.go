@@ -116,8 +116,12 @@ func TestScaleServe(t *testing.T) {
 		}
 		load(fmt.Sprintf("weaviate 3x2, 3 serve, %d clients, node killed", clients), urls, 0, clients, "60s", func() {
 			time.Sleep(20 * time.Second)
-			require.NoError(t, cluster.Nodes[0].Kill())
-			t.Logf("killed %s (the first node of the URL) at %s", cluster.Nodes[0].Name, time.Now().Format("15:04:05.000"))
+			victim := 0
+			if n, err := strconv.Atoi(os.Getenv("CITEFIND_SCALE_KILL_NODE")); err == nil && n >= 1 && n <= len(cluster.Nodes) {
+				victim = n - 1
+			}
+			require.NoError(t, cluster.Nodes[victim].Kill())
+			t.Logf("killed %s (node %d of the URL) at %s", cluster.Nodes[victim].Name, victim+1, time.Now().Format("15:04:05.000"))
 		})
 	}
 	if keep := os.Getenv("CITEFIND_SCALE_KEEP"); keep != "" {
