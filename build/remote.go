@@ -38,6 +38,7 @@ func syncRemote(ctx context.Context, d *db.DB, url, spec string, opts Options) (
 		if err != nil {
 			return rep, err
 		}
+		so.Model = emb.Model()
 		so.Embed = func(ctx context.Context, papers []corpus.Paper) ([][]float32, error) {
 			texts := make([]string, len(papers))
 			for i, p := range papers {

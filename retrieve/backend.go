@@ -213,6 +213,12 @@ type SyncOptions struct {
 	Embed func(ctx context.Context, papers []corpus.Paper) ([][]float32, error)
 	// Embedder is the embedder spec the vectors come from ("none" without).
 	Embedder string
+	// Model is the identity of the model that makes the vectors
+	// (dense.Embedder.Model(); "" when unknown): the backend records it,
+	// reports it as Stats.VectorModel, and re-embeds every paper when a
+	// sync brings vectors of another model of the same embedder (a trained
+	// embedder retrained).
+	Model string
 	// Force re-sends every paper.
 	Force bool
 	// Progress, when set, is called with papers done and the total.

@@ -352,7 +352,8 @@ func (b *Backend) Stats(ctx context.Context) (retrieve.Stats, error) {
 		st.Detail = append(st.Detail, fmt.Sprintf("a sync towards generation %d stopped after paper %q; the next sync completes it", s.m.Target, s.m.After))
 	}
 	if s.m.Dim > 0 {
-		st.Vectors, st.VectorGeneration, st.Dim, st.Embedder = s.n, s.m.Generation, s.m.Dim, s.m.Embedder
+		st.Vectors, st.VectorGeneration, st.Dim = s.n, s.m.Generation, s.m.Dim
+		st.Embedder, st.VectorModel = embedderKind(s.m.Embedder), embedderModel(s.m.Embedder)
 	}
 	// What citefind status compares with the store: the BM25 side (the
 	// objects, and the generation of the last complete sync) and the

@@ -57,7 +57,12 @@
 // name without
 // this metadata is refused (ErrForeignCollection), and so is one synced
 // from another database or holding another embedder's vectors
-// (ErrSchemaMismatch) unless Sync is forced.
+// (ErrSchemaMismatch) unless Sync is forced. The metadata records the
+// identity of the model that made the vectors (SyncOptions.Model): a sync
+// with another model of the same embedder (a trained embedder retrained)
+// embeds every paper again, and Stats reports the model (VectorModel), so
+// that the engine refuses query vectors of a model the collection does not
+// hold.
 //
 // # Ranking: the same BM25 as package sparse
 //

@@ -223,12 +223,22 @@ func TestClusterKill(t *testing.T) {
 	// Every node, as coordinator, answers the same.
 	for _, n := range c.Nodes {
 		ro := openURL(t, "weaviate://"+n.Addr()+"/Cluster", retrieve.Env{BM25: pipelineBM25})
-		checkParity(t, ro, st, testQueries(recs, 10, 24), 10, 25)
+		// The BM25 index of a replica that async replication filled can
+		// lag its objects for a few seconds (seen once under load: other
+		// candidates at ranks 8-9 through one node): wait for it, and say
+		// how long it took.
+		queries := testQueries(recs, 10, 24)
+		start := time.Now()
+		for d := parityDiff(t, ro, st, queries, 10, 25); d != "" && time.Since(start) < time.Minute; d = parityDiff(t, ro, st, queries, 10, 25) {
+			t.Logf("%s: rankings differ from the local index after %s (%s)", n.Name, time.Since(start).Round(time.Second), d)
+			time.Sleep(2 * time.Second)
+		}
+		checkParity(t, ro, st, queries, 10, 25)
 		// Lookups by ID go through the pid filter index, which on the
 		// restarted node can lag the objects async replication copied
 		// (494 of 500 once, on a loaded machine): wait for it, and say
 		// how long it took.
-		start := time.Now()
+		start = time.Now()
 		for {
 			all, err := ro.Papers(ctx, ids(recs))
 			require.NoError(t, err)

@@ -79,8 +79,10 @@ type meta struct {
 	// ≤ After are in. Target is -1 when no Sync is in progress.
 	Target int64  `json:"target"`
 	After  string `json:"after"`
-	// Embedder is the embedder spec of the vectors ("none" without) and
-	// Dim their dimension (0 without).
+	// Embedder is the embedder spec of the vectors ("none" without),
+	// followed by "|" and the identity of their model when the sync knew
+	// it (embedderKind, embedderModel), and Dim their dimension (0
+	// without).
 	Embedder string `json:"embedder"`
 	Dim      int    `json:"dim"`
 	// Fields are the analysed text fields stored (sparse field names).
@@ -384,4 +386,18 @@ func (b *Backend) inspect1(ctx context.Context, lay *layout) (m meta, exists boo
 	}
 	lay.shards = sh.DesiredCount
 	return m, true, nil
+}
+
+// embedderKind is the embedder spec of a recorded embedder ("contrast" of
+// "contrast|contrast-768@0ea62d0fcec1").
+func embedderKind(recorded string) string {
+	kind, _, _ := strings.Cut(recorded, "|")
+	return kind
+}
+
+// embedderModel is the model identity of a recorded embedder ("" when the
+// sync that wrote the vectors did not know it).
+func embedderModel(recorded string) string {
+	_, model, _ := strings.Cut(recorded, "|")
+	return model
 }

@@ -65,6 +65,8 @@ func (b *Backend) Sync(ctx context.Context, st *corpus.Store, opts retrieve.Sync
 	spec := opts.Embedder
 	if opts.Embed == nil || spec == "" {
 		spec = "none"
+	} else if opts.Model != "" {
+		spec += "|" + opts.Model // another model of the same embedder: every paper is embedded again
 	}
 	m, exists, _, err := b.inspect(ctx)
 	if err != nil {
@@ -79,9 +81,9 @@ func (b *Backend) Sync(ctx context.Context, st *corpus.Store, opts retrieve.Sync
 		return rep, fmt.Errorf("weaviate: sync: %w: %s is synced from another citefind database (store %s, this one is %s); use another collection, or --force to take it over",
 			ErrForeignCollection, b.cfg.Collection, m.Store, storeID)
 	}
-	if m.Dim > 0 && m.Embedder != spec && !opts.Force {
+	if m.Dim > 0 && embedderKind(m.Embedder) != embedderKind(spec) && !opts.Force {
 		return rep, fmt.Errorf("weaviate: sync: %w: %s holds vectors of the embedder %s (dimension %d), this database's embedder is %s; use another collection, or --force to replace the vectors (same dimension only)",
-			ErrSchemaMismatch, b.cfg.Collection, m.Embedder, m.Dim, spec)
+			ErrSchemaMismatch, b.cfg.Collection, embedderKind(m.Embedder), m.Dim, embedderKind(spec))
 	}
 	full := m.Generation < 0 || opts.Force || m.Store != storeID || m.Embedder != spec
 	from := m.Generation

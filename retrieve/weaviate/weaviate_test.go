@@ -2,6 +2,8 @@ package weaviate_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/url"
 	"strings"
@@ -85,6 +87,42 @@ func openURL(t *testing.T, raw string, env retrieve.Env) *weaviate.Backend {
 // checkParity compares the backend with the local index on queries.
 func checkParity(t *testing.T, be retrieve.Backend, st *corpus.Store, queries []string, k int, seed uint64) {
 	t.Helper()
+	eachParity(t, be, st, queries, k, seed, func(i int, q string, want, got []corpus.Hit) {
+		require.Len(t, got, len(want), "query %d %q", i, q)
+		for j := range want {
+			assert.Equal(t, want[j].ID, got[j].ID, "query %d %q rank %d", i, q, j)
+			assert.InDelta(t, want[j].Score, got[j].Score, 1e-9*want[j].Score, "query %d rank %d", i, j)
+		}
+	})
+}
+
+// parityDiff is checkParity without assertions: the first difference
+// from the local index, "" when there is none.
+func parityDiff(t *testing.T, be retrieve.Backend, st *corpus.Store, queries []string, k int, seed uint64) string {
+	t.Helper()
+	diff := ""
+	eachParity(t, be, st, queries, k, seed, func(i int, q string, want, got []corpus.Hit) {
+		if diff != "" {
+			return
+		}
+		if len(got) != len(want) {
+			diff = fmt.Sprintf("query %d: %d hits, want %d", i, len(got), len(want))
+			return
+		}
+		for j := range want {
+			if want[j].ID != got[j].ID || math.Abs(want[j].Score-got[j].Score) > 1e-9*want[j].Score {
+				diff = fmt.Sprintf("query %d rank %d: %s %.4f, want %s %.4f", i, j, got[j].ID, got[j].Score, want[j].ID, want[j].Score)
+				return
+			}
+		}
+	})
+	return diff
+}
+
+// eachParity runs each query (every other one weighted as RM3 weighs)
+// through the local index and the backend and passes both lists to check.
+func eachParity(t *testing.T, be retrieve.Backend, st *corpus.Store, queries []string, k int, seed uint64, check func(i int, q string, want, got []corpus.Hit)) {
+	t.Helper()
 	ctx := t.Context()
 	local := localIndex(t, st)
 	r := rand.New(rand.NewPCG(seed, 3))
@@ -100,11 +138,7 @@ func checkParity(t *testing.T, be retrieve.Backend, st *corpus.Store, queries []
 		require.NoError(t, err)
 		got, err := be.BM25(ctx, terms, k)
 		require.NoError(t, err, q)
-		require.Len(t, got, len(want), "query %d %q", i, q)
-		for j := range want {
-			assert.Equal(t, want[j].ID, got[j].ID, "query %d %q rank %d", i, q, j)
-			assert.InDelta(t, want[j].Score, got[j].Score, 1e-9*want[j].Score, "query %d rank %d", i, j)
-		}
+		check(i, q, want, got)
 	}
 }
 
@@ -256,13 +290,27 @@ func TestEmbedder(t *testing.T) {
 			return out, nil
 		}
 	}
-	_, err := be.Sync(ctx, st, retrieve.SyncOptions{Embed: embed(4), Embedder: "toy4"})
+	_, err := be.Sync(ctx, st, retrieve.SyncOptions{Embed: embed(4), Embedder: "toy4", Model: "toy4@1"})
 	require.NoError(t, err)
 	stats, err := be.Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 4, stats.Dim)
 	assert.Equal(t, "toy4", stats.Embedder)
+	assert.Equal(t, "toy4@1", stats.VectorModel)
 	assert.Equal(t, 60, stats.Vectors)
+
+	// Nothing changed: nothing sent. The same embedder's model retrained:
+	// every paper is embedded again, and the new model is reported.
+	rep, err := be.Sync(ctx, st, retrieve.SyncOptions{Embed: embed(4), Embedder: "toy4", Model: "toy4@1"})
+	require.NoError(t, err)
+	assert.Zero(t, rep.Sent)
+	rep, err = be.Sync(ctx, st, retrieve.SyncOptions{Embed: embed(4), Embedder: "toy4", Model: "toy4@2"})
+	require.NoError(t, err)
+	assert.Equal(t, 60, rep.Sent)
+	stats, err = be.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "toy4", stats.Embedder)
+	assert.Equal(t, "toy4@2", stats.VectorModel)
 	vecs, _ := embed(4)(ctx, []corpus.Paper{recs[9].Paper})
 	hits, err := be.Vector(ctx, vecs[0], 3)
 	require.NoError(t, err)
