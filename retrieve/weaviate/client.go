@@ -156,9 +156,10 @@ func (c *client) do(ctx context.Context, method, path string, body, out any, tim
 }
 
 // attempt sends the request to the current node and returns the answer's
-// body and the node that gave it. When hedged, there are several nodes and the node has not answered
-// after c.hedge, the request goes to the next node too; the first success
-// wins and the other is cancelled. A failed node is moved off (failed).
+// body and the node that gave it. When hedged, there are several nodes and
+// the node has not answered after c.hedge, the request goes to the next
+// node too; the first success wins and the other is cancelled. A failed
+// node is moved off (failed).
 func (c *client) attempt(ctx context.Context, method, path string, payload []byte, timeout time.Duration, hedged bool) ([]byte, int, error) {
 	first := c.pick()
 	if !hedged || c.hedge <= 0 || len(c.bases) < 2 {

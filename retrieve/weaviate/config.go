@@ -156,14 +156,7 @@ func ParseURL(u *url.URL) (Config, error) {
 		case "batch":
 			c.BatchSize, err = positive(v)
 		case "hedge":
-			if v == "none" {
-				c.Hedge = -1
-				break
-			}
-			c.Hedge, err = time.ParseDuration(v)
-			if err == nil && c.Hedge <= 0 {
-				err = fmt.Errorf("must be positive, or none")
-			}
+			c.Hedge, err = durationOrNone(v)
 		case "timeout", "checkpoint":
 			var d time.Duration
 			d, err = time.ParseDuration(v)
@@ -176,14 +169,7 @@ func ParseURL(u *url.URL) (Config, error) {
 				c.Checkpoint = d
 			}
 		case "flushwait":
-			if v == "none" {
-				c.FlushWait = -1
-				break
-			}
-			c.FlushWait, err = time.ParseDuration(v)
-			if err == nil && c.FlushWait <= 0 {
-				err = fmt.Errorf("must be positive, or none")
-			}
+			c.FlushWait, err = durationOrNone(v)
 		case "write", "read":
 			l := strings.ToUpper(v)
 			if l != One && l != Quorum && l != All {
@@ -202,6 +188,18 @@ func ParseURL(u *url.URL) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// durationOrNone parses a positive duration, or "none" as -1.
+func durationOrNone(v string) (time.Duration, error) {
+	if v == "none" {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err == nil && d <= 0 {
+		err = fmt.Errorf("must be positive, or none")
+	}
+	return d, err
 }
 
 func positive(v string) (int, error) {

@@ -37,6 +37,8 @@ func TestParseURL(t *testing.T) {
 		{name: "node twice", in: "weaviate://a:1,a:1/P", err: true},
 		{name: "bad port", in: "weaviate://a:x,b:2/P", err: true},
 		{name: "bad hedge", in: "weaviate://a:1/P?hedge=0s", err: true},
+		{name: "no flush wait", in: "weaviate://a:1/P?flushwait=none", want: weaviate.Config{Addr: "a:1", Addrs: []string{"a:1"}, Collection: "P", FlushWait: -1}},
+		{name: "bad flush wait", in: "weaviate://a:1/P?flushwait=-1s", err: true},
 		{name: "lower-case collection", in: "weaviate://h:1/papers", err: true},
 		{name: "no collection", in: "weaviate://h:1/", err: true},
 		{name: "no host", in: "weaviate:///Papers", err: true},
