@@ -376,3 +376,14 @@ func TestEngineAnswersNoteStyles(t *testing.T) {
 	}
 	assert.Equal(t, []string{"Anna Smith, Alpha.", "Ibid.", "Anna Smith, Beta.", "Smith."}, got)
 }
+
+// The pinned citeproc-js gets citefind's speed-ups (TestRealDataCSLSuite
+// checks that they change no output); a citeproc-js that is not the file
+// they were written for runs without them, and this test says so.
+func TestSpeedupsInstalled(t *testing.T) {
+	var p csl.Program
+	names, err := p.Speedups()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"setDecorations", "getNodesByName(macro)"}, names,
+		"cite/csl/speedups.js is written for citeproc_commonjs.js with sha256 speedupsFor (processor.go); check each speed-up against a new citeproc-js before changing the pin")
+}

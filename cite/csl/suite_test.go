@@ -397,7 +397,9 @@ func runRender(t *testing.T, e *csl.Engine, r *csl.Resolver, f *fixture) (string
 // citeproc-js driven as its own test runner drives it (the reference),
 // citefind's Processor API, and Engine.Render (the cached path cite uses,
 // on the fixtures a csl.Document can express). No fixture the reference
-// passes may fail through citefind. It runs every 8th fixture, every 20th
+// passes may fail through citefind, and the Processor API (citeproc-js
+// with citefind's speed-ups) must print exactly what the reference prints
+// on every fixture. It runs every 8th fixture, every 20th
 // with -short, every 100th under -race, all with CITEFIND_CSL_SUITE=all
 // (make csl-suite).
 // CSL_SUITE_REPORT=FILE writes the per-category table and every failure.
@@ -467,6 +469,12 @@ func TestRealDataCSLSuite(t *testing.T) {
 		}
 		if os.Getenv("CSL_SUITE_ONLY") != "" {
 			t.Logf("%s:\nwant %q\nref  %q (%v)\nproc %q (%v)", f.Name, want, ref, rerr, proc, perr)
+		}
+		// The Processor API runs citeproc-js with citefind's speed-ups
+		// (speedups.js), the reference without: they must agree on every
+		// fixture, not only on those the suite expects right.
+		if rerr == nil && perr == nil && ref != proc {
+			t.Errorf("%s: citefind's Processor API and citeproc-js disagree:\nciteproc-js %q\ncitefind    %q", f.Name, oneLine(ref, 300), oneLine(proc, 300))
 		}
 		if refOK && !procOK {
 			t.Errorf("%s: citeproc-js passes, citefind's Processor API does not: %s", f.Name, describe(proc, perr, want))
