@@ -14,7 +14,7 @@
 // Short names: mla, chicago, harvard (ShortName).
 //
 // An Engine keeps one warm citeproc-js Processor per style (built on
-// first use: 0.1–2.5 s) and caches rendered fragments; a Processor is one
+// first use: 0.1–1 s) and caches rendered fragments; a Processor is one
 // goja runtime and is not safe for concurrent use. A JavaScript exception
 // or a Go panic inside the engine becomes an *EngineError (the processor
 // is discarded), a cancelled context interrupts the JavaScript, and an

@@ -177,7 +177,7 @@ func (p *Program) NewRuntime() (*goja.Runtime, goja.Value, error) {
 	return vm, vm.Get("module").ToObject(vm).Get("exports"), nil
 }
 
-// NewProcessor builds a citeproc-js engine for st (0.1–2.5 s on goja, most
+// NewProcessor builds a citeproc-js engine for st (0.1–1 s on goja, most
 // of it citeproc-js building the style). Locales come from locale; the
 // style's own default-locale must be found (ErrMissingLocale), other
 // languages citeproc-js asks for fall back to en-US. Lang, when not "",
