@@ -143,7 +143,7 @@ train: build
 
 train-loco: build
 	@test -d $(ACMCR) -a -d $(DEVSETS)/scifact -a -d $(DEVSETS)/scisummnet || { echo "ACM-CR, SciFact or ScisummNet not found under $(CITEFIND_DATA)"; exit 1; }
-	$(BIN) train --loco $(TRAIN_PIPELINE) $(TRAIN_PARAMS) $(TRAIN_BENCHES) --quiet --loco-out $(EVAL_OUT)/loco
+	$(BIN) train --loco --folds 5 $(TRAIN_PIPELINE) $(TRAIN_PARAMS) $(TRAIN_BENCHES) --quiet --loco-out $(EVAL_OUT)/loco
 
 # Peer comparison: Xapian BM25 (Debian python3-xapian) and citefind on the same collection.
 bench-xapian:

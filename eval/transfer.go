@@ -158,10 +158,10 @@ func (o TransferOptions) cache() *SampleCache {
 // TrainCollections trains one model on the training datasets of cols
 // (merged with learned.Merge), with provenance prov.
 func TrainCollections(ctx context.Context, cols []Collection, o TransferOptions, prov learned.Provenance) (*learned.Model, error) {
-	return train(ctx, o.cache(), cols, o, prov)
+	return trainOn(ctx, o.cache(), cols, o, prov)
 }
 
-func train(ctx context.Context, f *SampleCache, cols []Collection, o TransferOptions, prov learned.Provenance) (*learned.Model, error) {
+func trainOn(ctx context.Context, f *SampleCache, cols []Collection, o TransferOptions, prov learned.Provenance) (*learned.Model, error) {
 	var parts []*learned.Dataset
 	var samples []learned.Sample
 	for _, c := range cols {
@@ -235,7 +235,7 @@ func LeaveOneCollectionOut(ctx context.Context, cols []Collection, o TransferOpt
 				names = append(names, c.Name)
 			}
 		}
-		m, err := train(ctx, f, others, o, learned.Provenance{Bench: strings.Join(names, "+"),
+		m, err := trainOn(ctx, f, others, o, learned.Provenance{Bench: strings.Join(names, "+"),
 			Command: "leave-one-collection-out without " + held.Name})
 		if err != nil {
 			return nil, fmt.Errorf("without %s: %w", held.Name, err)
@@ -310,4 +310,101 @@ func ExcludeSplit(b *Bench, data, split string) (int, error) {
 		b.Sets[i].Name += "-" + split
 	}
 	return n, nil
+}
+
+// CrossValidateWithin measures the recipe on a collection it trains on
+// (cols[held]),
+// as the shipped model (trained on every collection) would do on queries
+// it has not seen: the queries of held's test datasets that are also its
+// training datasets (ACM-CR, which has no test split of its own) are
+// dealt into folds by group (learned.Folds: the citing paper; a query
+// without one is a group of its own); for each
+// fold a model is trained on the other collections and on held's queries
+// of the other folds, and reranks the fold. Test datasets that held does
+// not train on (a split of their own) are skipped: any model of the
+// recipe is already held out from them.
+func CrossValidateWithin(ctx context.Context, cols []Collection, held int, folds int, seed uint64, o TransferOptions) ([]SetScore, error) {
+	if folds < 2 {
+		return nil, fmt.Errorf("%w: cross-validation needs at least 2 folds, got %d", ErrBenchUsage, folds)
+	}
+	if held < 0 || held >= len(cols) {
+		return nil, fmt.Errorf("%w: no collection %d of %d", ErrBenchUsage, held, len(cols))
+	}
+	f := o.cache()
+	target := &cols[held]
+	var others []Collection
+	for i := range cols {
+		if i != held {
+			others = append(others, cols[i])
+		}
+	}
+	var out []SetScore
+	for _, ds := range target.Test {
+		if !slices.Contains(target.Train, ds) {
+			continue
+		}
+		groupOf := func(q learned.Query) string {
+			if q.Group == "" {
+				return "\x00" + q.Set + ":" + q.ID // no citing paper: a group of its own
+			}
+			return q.Group
+		}
+		groups := make([]string, len(ds.Queries))
+		for i, q := range ds.Queries {
+			groups[i] = groupOf(q)
+		}
+		fold := learned.Folds(groups, folds, seed)
+		if len(fold) < folds {
+			return nil, fmt.Errorf("%w: %s: %d groups for %d folds", ErrBenchUsage, ds.Bench, len(fold), folds)
+		}
+		all, err := f.Samples(ctx, ds)
+		if err != nil {
+			return nil, err
+		}
+		orders := make([][]int, len(ds.Queries))
+		for k := range folds {
+			// held's training datasets without fold k's groups (ds itself
+			// and any other training dataset of held sharing them)
+			var train []*learned.Dataset
+			for _, td := range target.Train {
+				tall, err := f.Samples(ctx, td)
+				if err != nil {
+					return nil, err
+				}
+				sub := *td
+				sub.Queries = nil
+				var ss []learned.Sample
+				for i, q := range td.Queries {
+					if fk, ok := fold[groupOf(q)]; ok && fk == k {
+						continue
+					}
+					sub.Queries = append(sub.Queries, q)
+					ss = append(ss, tall[i])
+				}
+				f.samples[&sub] = ss
+				train = append(train, &sub)
+			}
+			cs := append(slices.Clone(others), Collection{Name: target.Name, Train: train})
+			m, err := trainOn(ctx, f, cs, o, learned.Provenance{Bench: "all",
+				Command: fmt.Sprintf("cross-validation within %s, fold %d of %d", target.Name, k+1, folds)})
+			if err != nil {
+				return nil, fmt.Errorf("%s fold %d: %w", target.Name, k+1, err)
+			}
+			for i, s := range all {
+				if fold[groups[i]] != k {
+					continue
+				}
+				sc := make([]float64, len(s.X))
+				for j, x := range s.X {
+					sc[j] = m.Score(x)
+				}
+				orders[i] = learned.Order(sc)
+			}
+			for _, sub := range train {
+				delete(f.samples, sub)
+			}
+		}
+		out = append(out, ScoreOrders(ds, orders)...)
+	}
+	return out, nil
 }

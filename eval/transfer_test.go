@@ -262,3 +262,57 @@ func TestSelfDataset(t *testing.T) {
 		require.ErrorIs(t, err, boom)
 	})
 }
+
+func TestCrossValidateWithin(t *testing.T) {
+	a, b, c := collection("a", 30, 12, 1), collection("b", 20, 12, 2), collection("c", 25, 12, 3)
+	cTest := collection("c", 10, 12, 4)
+	cols := []eval.Collection{{Name: "a", Train: []*learned.Dataset{a}, Test: []*learned.Dataset{a}},
+		{Name: "b", Train: []*learned.Dataset{b}, Test: []*learned.Dataset{b}},
+		{Name: "c", Train: []*learned.Dataset{c}, Test: []*learned.Dataset{cTest}}}
+	var log strings.Builder
+	o := eval.TransferOptions{Params: smallParams(), Log: &log}
+	sc, err := eval.CrossValidateWithin(t.Context(), cols, 0, 5, 1, o)
+	require.NoError(t, err)
+	require.Len(t, sc, 1)
+	assert.Equal(t, 30, sc[0].Queries, "every query of a is reranked once")
+	assert.Greater(t, sc[0].Gain(eval.NDCG10), 0.0)
+
+	// Each fold's model trained on b and c and on a's other folds: 5
+	// models, each short of the fold it reranks, the folds adding up to a.
+	var counts []int
+	for line := range strings.Lines(log.String()) {
+		var n int
+		_, err := fmt.Sscanf(line[strings.Index(line, ": ")+2:], "%d queries", &n)
+		require.NoError(t, err, line)
+		counts = append(counts, n)
+	}
+	require.Len(t, counts, 5)
+	heldOut := 0
+	for _, n := range counts {
+		assert.Less(t, n, 20+25+30, "a fold's own queries are not trained on")
+		heldOut += 20 + 25 + 30 - n
+	}
+	assert.Equal(t, 30, heldOut, "each query of a is held out exactly once")
+
+	// c is measured on a split of its own: nothing to cross-validate.
+	sc, err = eval.CrossValidateWithin(t.Context(), cols, 2, 5, 1, o)
+	require.NoError(t, err)
+	assert.Empty(t, sc)
+
+	for _, bad := range []struct {
+		held  int
+		folds int
+	}{{3, 5}, {-1, 5}, {0, 1}, {0, 8}} { // 7 groups in a
+		_, err := eval.CrossValidateWithin(t.Context(), cols, bad.held, bad.folds, 1, o)
+		require.ErrorIs(t, err, eval.ErrBenchUsage, "%+v", bad)
+	}
+	// Queries without a citing paper are groups of their own.
+	noGroup := collection("n", 10, 12, 6)
+	for i := range noGroup.Queries {
+		noGroup.Queries[i].Group = ""
+	}
+	sc, err = eval.CrossValidateWithin(t.Context(), []eval.Collection{{Name: "n", Train: []*learned.Dataset{noGroup}, Test: []*learned.Dataset{noGroup}}, cols[1]}, 0, 10, 1, o)
+	require.NoError(t, err)
+	require.Len(t, sc, 1)
+	assert.Equal(t, 10, sc[0].Queries)
+}

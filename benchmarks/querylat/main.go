@@ -43,6 +43,7 @@ func run(ctx context.Context, args []string) error {
 	k := fs.Int("k", 10, "hits per query (citefind query's default)")
 	warm := fs.Int("warm", 50, "queries run first, not measured")
 	retrievers := fs.String("retrievers", "", "comma-separated retrievers (default: the database's pipeline)")
+	rerank := fs.String("rerank", "", "reranker (none, learned; default: the database's pipeline)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measured queries to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -67,8 +68,8 @@ func run(ctx context.Context, args []string) error {
 	}
 	defer eng.Close()
 	p := eng.Pipeline()
-	fmt.Printf("database %s: %d papers; pipeline %s (%s); k %d\n", *db, eng.Count(ctx), strings.Join(p.Retrievers, ","), p.Method, *k)
-	qo := citefind.QueryOptions{K: *k}
+	fmt.Printf("database %s: %d papers; pipeline %s (%s); rerank %q; k %d\n", *db, eng.Count(ctx), strings.Join(p.Retrievers, ","), p.Method, *rerank, *k)
+	qo := citefind.QueryOptions{K: *k, Rerank: *rerank}
 	n := 0
 	for _, set := range a.Sets {
 		for _, q := range set.Queries {

@@ -229,13 +229,18 @@ func TestTrainSeveralBenchmarks(t *testing.T) {
 	assert.Equal(t, "jsonl+jsonl", m.Training.Bench)
 	assert.Contains(t, out, "| m.json | jsonl:c | 3 |")
 
-	out, stderr, err = cli(t, "", append([]string{"train", "--loco", "--loco-out", filepath.Join(dir, "loco")}, args[3:]...)...)
+	out, stderr, err = cli(t, "", append([]string{"train", "--loco", "--folds", "3", "--loco-out", filepath.Join(dir, "loco")}, args[3:]...)...)
 	require.NoError(t, err, stderr)
 	assert.Contains(t, out, "Leave-one-collection-out")
 	assert.Contains(t, out, "| without jsonl | jsonl:a | 6 |")
 	assert.Contains(t, out, "| without jsonl | jsonl:c | 3 |")
 	assert.Contains(t, out, "rule (none below −.005, mean above 0)")
 	assert.FileExists(t, filepath.Join(dir, "loco", "loco-without-jsonl.json"))
+	// --folds: the collection measured on its own training queries (db1)
+	// is cross-validated within; db2 has an --eval-bench of its own.
+	assert.Contains(t, out, "cross-validated within each collection")
+	assert.Contains(t, out, "| all, 3-fold CV within jsonl | jsonl:a | 6 |")
+	assert.NotContains(t, out, "CV within jsonl | jsonl:c")
 }
 
 func TestTrainFlagErrors(t *testing.T) {
@@ -248,6 +253,8 @@ func TestTrainFlagErrors(t *testing.T) {
 		{"only eval benches", []string{"train", "--eval-bench", "acm-cr"}, "--bench is required"},
 		{"self with bench", []string{"train", "--self", "--bench", "acm-cr"}, "without --bench"},
 		{"loco-out without loco", []string{"train", "--bench", "acm-cr", "--loco-out", "d"}, "needs --loco"},
+		{"folds without loco", []string{"train", "--bench", "acm-cr", "--folds", "5"}, "--folds needs --loco"},
+		{"one fold", []string{"train", "--bench", "acm-cr", "--loco", "--folds", "1"}, "2 or more"},
 		{"cache with two benches", []string{"train", "--bench", "acm-cr", "--bench", "acm-cr:contexts", "--cache", "f"}, "single --bench"},
 		{"unknown feature", []string{"train", "--bench", "acm-cr", "--drop-features", "nosuch"}, "no feature name"},
 		{"bad sample", []string{"train", "--bench", "beir", "--sample", "x"}, "not a number"},

@@ -3,8 +3,10 @@ package learned
 import (
 	"math"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/citefind/citefind/rerank"
@@ -252,6 +254,33 @@ func (x *extractor) doc(c *rerank.Candidate) *docText {
 	return d
 }
 
+// parallelDocs is the number of candidates from which analysing their
+// texts is split over the CPUs (analysis is most of a rerank's work).
+const parallelDocs = 16
+
+// docsOf analyses the candidates' texts, on up to GOMAXPROCS goroutines
+// when there is no cache and enough candidates to be worth it.
+func (x *extractor) docsOf(cands []rerank.Candidate) []*docText {
+	docs := make([]*docText, len(cands))
+	workers := min(runtime.GOMAXPROCS(0), len(cands)/(parallelDocs/2))
+	if x.docs != nil || len(cands) < parallelDocs || workers < 2 {
+		for i := range cands {
+			docs[i] = x.doc(&cands[i])
+		}
+		return docs
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(cands); i += workers {
+				docs[i] = analyzeDoc(&cands[i])
+			}
+		})
+	}
+	wg.Wait()
+	return docs
+}
+
 // Features returns one feature vector per candidate (names as
 // FeatureNames(retrievers)), computed from the query, the candidate's
 // fusion provenance, its text and the candidate list as a whole. The
@@ -268,10 +297,7 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 		return out
 	}
 	q := analyzeQuery(query)
-	docs := make([]*docText, n)
-	for i := range cands {
-		docs[i] = x.doc(&cands[i])
-	}
+	docs := x.docsOf(cands)
 
 	// Pool statistics: document frequency of query terms over the
 	// candidates, average field lengths, venue counts, years.

@@ -3,7 +3,9 @@ package contrast_test
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/gob"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"os"
@@ -219,6 +221,33 @@ func loadLists(t *testing.T, ctx context.Context, c *collection, eng *engine.Eng
 type variant struct {
 	name string
 	opts contrast.Options
+	// ens > 1 trains that many models (seeds seed, seed+1, …) and embeds a
+	// text as their vectors concatenated, each scaled by 1/√ens (cosine =
+	// the mean of the members' cosines).
+	ens int
+}
+
+// ensemble embeds with several models at once (variant.ens).
+type ensemble []*contrast.Model
+
+func (e ensemble) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(e) == 1 {
+		return e[0].Embed(ctx, texts)
+	}
+	out := make([][]float32, len(texts))
+	scale := float32(1 / math.Sqrt(float64(len(e))))
+	for _, m := range e {
+		vs, err := m.Embed(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range vs {
+			for _, x := range v {
+				out[i] = append(out[i], x*scale)
+			}
+		}
+	}
+	return out, nil
 }
 
 // variants reads CITEFIND_MEASURE_VARIANTS: ";"-separated settings, each
@@ -233,6 +262,7 @@ func variants(t *testing.T) []variant {
 	for v := range strings.SplitSeq(spec, ";") {
 		name, kvs, _ := strings.Cut(strings.TrimSpace(v), ":")
 		var o contrast.Options
+		ens := 1
 		for kv := range strings.SplitSeq(kvs, ",") {
 			if kv == "" {
 				continue
@@ -275,6 +305,8 @@ func variants(t *testing.T) []variant {
 				o.Spans = f != 0
 			case "seed":
 				o.Seed = uint64(f)
+			case "ens":
+				ens = int(f)
 			case "minsteps":
 				o.MinSteps = int(f)
 			case "maxvocab":
@@ -285,7 +317,7 @@ func variants(t *testing.T) []variant {
 				t.Fatalf("unknown variant key %q", k)
 			}
 		}
-		out = append(out, variant{name, o})
+		out = append(out, variant{name, o, ens})
 	}
 	return out
 }
@@ -301,7 +333,7 @@ func TestMeasure(t *testing.T) {
 	if s := os.Getenv("CITEFIND_MEASURE_SETS"); s != "" {
 		names = strings.Split(s, ",")
 	}
-	weights := []float64{0.25, 0.5, 0.75, 1, 1.5}
+	weights := []float64{0.25, 0.4, 0.5, 0.75, 1, 1.5}
 	out, err := os.OpenFile(filepath.Join(root, "results.tsv"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	require.NoError(t, err)
 	defer out.Close()
@@ -335,29 +367,46 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 	peak := sampleHeap()
 	start := time.Now()
 	last := start
-	saved := filepath.Join(c.db, "models", v.name+".model")
-	var m *contrast.Model
-	if _, err := os.Stat(saved); err == nil && os.Getenv("CITEFIND_MEASURE_LOAD") != "" {
-		m, err = contrast.LoadFile(saved, "")
-		require.NoError(t, err)
-		t.Logf("%s: loaded %s", v.name, saved)
-	} else {
-		var err error
-		m, err = contrast.Train(ctx, slices.Values(c.papers), v.opts, func(p contrast.Progress) {
-			if p.Stage == "train" && p.Step == p.Steps {
-				t.Logf("  %s epoch %d/%d loss %.4f (+%s)", v.name, p.Epoch, p.Epochs, p.Loss, time.Since(last).Round(time.Millisecond))
-				last = time.Now()
+	var ms ensemble
+	for k := 0; k < max(v.ens, 1); k++ {
+		opts := v.opts
+		name := v.name
+		if k > 0 {
+			if opts.Seed == 0 {
+				opts.Seed = 1
 			}
-		})
-		require.NoError(t, err)
+			opts.Seed += uint64(k)
+			name = fmt.Sprintf("%s-m%d", v.name, k)
+		}
+		// saved under its settings, so variants that share a member
+		// (an ensemble and its first model) load it
+		sum := sha256.Sum256(fmt.Appendf(nil, "%+v", opts))
+		saved := filepath.Join(c.db, "models", hex.EncodeToString(sum[:8])+".model")
+		var m *contrast.Model
+		if _, err := os.Stat(saved); err == nil && os.Getenv("CITEFIND_MEASURE_LOAD") != "" {
+			m, err = contrast.LoadFile(saved, "")
+			require.NoError(t, err)
+			t.Logf("%s: loaded %s", name, saved)
+		} else {
+			var err error
+			m, err = contrast.Train(ctx, slices.Values(c.papers), opts, func(p contrast.Progress) {
+				if p.Stage == "train" && p.Step == p.Steps {
+					t.Logf("  %s epoch %d/%d loss %.4f (+%s)", name, p.Epoch, p.Epochs, p.Loss, time.Since(last).Round(time.Millisecond))
+					last = time.Now()
+				}
+			})
+			require.NoError(t, err)
+			if os.Getenv("CITEFIND_MEASURE_SAVE") != "" {
+				require.NoError(t, os.MkdirAll(filepath.Join(c.db, "models"), 0o755))
+				require.NoError(t, contrast.SaveFile(saved, m))
+			}
+		}
+		ms = append(ms, m)
 	}
+	m := ms[0]
 	trained := time.Since(start)
-	if os.Getenv("CITEFIND_MEASURE_SAVE") != "" {
-		require.NoError(t, os.MkdirAll(filepath.Join(c.db, "models"), 0o755))
-		require.NoError(t, contrast.SaveFile(filepath.Join(c.db, "models", v.name+".model"), m))
-	}
 	estart := time.Now()
-	vecs, err := m.Embed(ctx, c.texts)
+	vecs, err := ms.Embed(ctx, c.texts)
 	require.NoError(t, err)
 	embedded := time.Since(estart)
 	heap := peak()
@@ -388,9 +437,12 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 					}
 				}
 				var err error
-				qv, err = m.Embed(ctx, texts)
+				qv, err = ms.Embed(ctx, texts)
 				require.NoError(t, err)
 			case "dense-sentmean":
+				if len(ms) > 1 {
+					continue
+				}
 				// the mean of the query's sentences' embeddings
 				if slices.Equal(cs, qs) {
 					continue
@@ -403,7 +455,7 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 			case "dense-mix":
 				// the whole query's embedding plus its citing sentences'
 				// (QueryVector)
-				if slices.Equal(cs, qs) {
+				if slices.Equal(cs, qs) || len(ms) > 1 {
 					continue
 				}
 				for _, q := range ts.set.Queries {
@@ -423,7 +475,7 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 				for _, base := range []struct {
 					name string
 					w    map[string]float64
-				}{{"bm25", map[string]float64{"bm25": 1}}, {"pipeline", map[string]float64{"bm25": 1, "rm3": 0.2, "citing": 0.5}}} {
+				}{{"bm25", map[string]float64{"bm25": 1}}, {"pipeline", map[string]float64{"bm25": 1, "rm3": 0.2, "citing": 0.5}}, {"default", map[string]float64{"bm25": 1, "citing": 0.5}}} {
 					ws := maps(base.w)
 					ws["dense"] = w
 					f := c.score(t, ctx, ts.set, func(q eval.Query) []corpus.Hit {
