@@ -188,11 +188,39 @@ func ParseBackendURL(rawURL string) (*url.URL, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil {
+		u, err = parseNodeList(s, err)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("backend URL %q: %w", rawURL, err)
 	}
 	if u.Scheme == "" {
 		return nil, fmt.Errorf("backend URL %q: no scheme (want local or weaviate://HOST:PORT/COLLECTION)", rawURL)
 	}
+	return u, nil
+}
+
+// parseNodeList parses a URL whose authority is a list of nodes that
+// net/url does not accept as a host: one with IPv6 literals,
+// "weaviate://[::1]:8080,[::2]:8080/P". The rest of the URL is parsed as
+// usual and Host is the list as written; any other URL keeps err.
+func parseNodeList(s string, err error) (*url.URL, error) {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return nil, err
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	nodes := rest[:end]
+	if !strings.Contains(nodes, ",") || strings.ContainsAny(nodes, "@ ") {
+		return nil, err
+	}
+	u, perr := url.Parse(scheme + "://nodes" + rest[end:])
+	if perr != nil || u.Host != "nodes" {
+		return nil, err
+	}
+	u.Host = nodes
 	return u, nil
 }
 

@@ -34,8 +34,11 @@
 // 5xx, 429, a GraphQL error), then to the next, for the retry and the
 // requests after it; a read (a search, a lookup) that its node has not
 // answered after hedge (3 s by default; hedge=none turns it off) is sent
-// to the next node as well, and the first answer wins. Any node of a
-// Weaviate cluster coordinates any request, so the answers are the same.
+// to the next node as well, and the first answer wins (a hedge= other
+// than none with a single node is refused: there is no next node). Any
+// node of a Weaviate cluster coordinates any request, so the answers are
+// the same. IPv6 nodes are written in brackets, with or without a port:
+// weaviate://[::1]:8080,[fd00::2]/COLLECTION.
 //
 // # Collection
 //

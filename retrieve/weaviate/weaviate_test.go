@@ -36,7 +36,14 @@ func TestParseURL(t *testing.T) {
 		{name: "empty node", in: "weaviate://a:1,,b:2/P", err: true},
 		{name: "node twice", in: "weaviate://a:1,a:1/P", err: true},
 		{name: "bad port", in: "weaviate://a:x,b:2/P", err: true},
-		{name: "bad hedge", in: "weaviate://a:1/P?hedge=0s", err: true},
+		{name: "bad hedge", in: "weaviate://a:1,b:2/P?hedge=0s", err: true},
+		{name: "hedge with one node", in: "weaviate://a:1/P?hedge=2s", err: true},
+		{name: "no hedge with one node", in: "weaviate://a:1/P?hedge=none", want: weaviate.Config{Addr: "a:1", Addrs: []string{"a:1"}, Collection: "P", Hedge: -1}},
+		{name: "ipv6", in: "weaviate://[::1]:9000/P", want: weaviate.Config{Addr: "[::1]:9000", Addrs: []string{"[::1]:9000"}, Collection: "P"}},
+		{name: "ipv6 default port", in: "weaviate://[::1]/P", want: weaviate.Config{Addr: "[::1]:8080", Addrs: []string{"[::1]:8080"}, Collection: "P"}},
+		{name: "ipv6 nodes", in: "weaviate://[::1]:8080,[fe80::2],h:3/P?read=ONE",
+			want: weaviate.Config{Addr: "[::1]:8080", Addrs: []string{"[::1]:8080", "[fe80::2]:8080", "h:3"}, Collection: "P", Read: "ONE"}},
+		{name: "ipv6 without brackets", in: "weaviate://::1:8080,h:3/P", err: true},
 		{name: "no flush wait", in: "weaviate://a:1/P?flushwait=none", want: weaviate.Config{Addr: "a:1", Addrs: []string{"a:1"}, Collection: "P", FlushWait: -1}},
 		{name: "bad flush wait", in: "weaviate://a:1/P?flushwait=-1s", err: true},
 		{name: "lower-case collection", in: "weaviate://h:1/papers", err: true},
@@ -49,8 +56,11 @@ func TestParseURL(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			u, err := url.Parse(tc.in)
-			require.NoError(t, err)
+			u, err := retrieve.ParseBackendURL(tc.in)
+			if err != nil {
+				require.True(t, tc.err, "%v", err)
+				return
+			}
 			got, err := weaviate.ParseURL(u)
 			if tc.err {
 				require.ErrorIs(t, err, weaviate.ErrBadURL)
