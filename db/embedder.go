@@ -64,6 +64,19 @@ func TrainedInFolder(spec string) bool {
 	return spec == EmbedderBuiltin || spec == EmbedderContrast
 }
 
+// ModelFileID returns the identity (dense.Embedder's Model) of the model
+// a trained embedder (TrainedInFolder) keeps in the database folder dir,
+// read from the file's header and checksum without loading it.
+func ModelFileID(dir, spec string) (string, error) {
+	switch spec {
+	case EmbedderBuiltin:
+		return lsa.ModelID(filepath.Join(dir, LSAModelFile))
+	case EmbedderContrast:
+		return contrast.ModelID(filepath.Join(dir, ContrastModelFile))
+	}
+	return "", fmt.Errorf("embedder %s keeps no model in the database folder", spec)
+}
+
 // OpenEmbedder returns the embedder of spec for a database folder dir: the
 // saved LSA model for builtin, the saved contrast model for contrast (one
 // trained with other options is refused, naming both), an Ollama client

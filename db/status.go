@@ -28,6 +28,12 @@ type Status struct {
 	PipelineError string    `json:"pipeline_error,omitempty"`
 	// Embedder is the embedder spec the database records.
 	Embedder string `json:"embedder"`
+	// VectorModel is the identity of the model that made the dense
+	// index's vectors, as the backend records it ("" when unknown), and
+	// EmbedderModel that of the embedder's model saved in the database
+	// folder (trained embedders only).
+	VectorModel   string `json:"vector_model,omitempty"`
+	EmbedderModel string `json:"embedder_model,omitempty"`
 }
 
 // IndexStatus is one index of the backend in a Status.
@@ -95,6 +101,10 @@ func ReadStatus(ctx context.Context, dir string) (Status, error) {
 		is.UpToDate = true
 	}
 	s.Indexes = append(s.Indexes, is)
+	s.VectorModel = bs.VectorModel
+	if TrainedInFolder(s.Embedder) {
+		s.EmbedderModel, _ = ModelFileID(dir, s.Embedder) // a missing or bad file: the dense checks below say so
+	}
 	if s.Embedder != EmbedderNone {
 		dn, _ := bs.Index("dense")
 		ds := IndexStatus{Name: "dense", Exists: dn.Exists, Docs: dn.Docs, Generation: dn.Generation, Error: dn.Error}
@@ -106,6 +116,8 @@ func ReadStatus(ctx context.Context, dir string) (Status, error) {
 			s.Problems = append(s.Problems, "dense: cannot be read: "+dn.Error)
 		case dn.Generation != s.StoreGeneration:
 			s.Problems = append(s.Problems, fmt.Sprintf("dense: built from store generation %d, the store is at %d", dn.Generation, s.StoreGeneration))
+		case s.VectorModel != "" && s.EmbedderModel != "" && s.VectorModel != s.EmbedderModel:
+			s.Problems = append(s.Problems, fmt.Sprintf("dense: vectors of model %s, the database's %s model is %s", s.VectorModel, s.Embedder, s.EmbedderModel))
 		default:
 			// Papers without title and abstract are not embedded, so
 			// the dense index may hold fewer documents than the store.

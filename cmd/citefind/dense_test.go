@@ -431,7 +431,7 @@ func TestDenseContrast(t *testing.T) {
 	assert.True(t, sawDense, "dense contributes hits")
 	st, _, err := cli(t, "", "status", "--db", dir)
 	require.NoError(t, err)
-	assert.Contains(t, st, "contrast")
+	assert.Contains(t, st, "embedder contrast (model contrast-768@")
 
 	// The same papers again: up to date; one more paper: the model is kept.
 	out, _, err = cli(t, "", "index", "--db", dir, "--quiet", in)
@@ -451,6 +451,11 @@ func TestDenseContrast(t *testing.T) {
 	other, err := contrast.Train(t.Context(), slices.Values(papers), contrast.Options{Dim: 16, Epochs: 1, MinSteps: -1}, nil)
 	require.NoError(t, err)
 	require.NoError(t, contrast.SaveFile(filepath.Join(dir, dbpkg.ContrastModelFile), other))
+	// status sees that the index's vectors are not the saved model's.
+	st, _, err = cli(t, "", "status", "--db", dir)
+	require.Error(t, err)
+	assert.Contains(t, st, "out of date: dense: vectors of model contrast-768@")
+	assert.Contains(t, st, "the database's contrast model is contrast-16@")
 	_, _, err = cli(t, "", "query", "--db", dir, "--strict", "--retrievers", "bm25,dense", "citation recommendation")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "uni/16")

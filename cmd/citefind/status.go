@@ -57,7 +57,11 @@ func (c *statusCmd) Run(ctx context.Context, args []string) error {
 			case ix.Error != "":
 				fmt.Fprintf(c.stdout, "  %-6s  unreadable: %s\n", ix.Name+":", ix.Error)
 			case ix.Name == "dense" && s.Embedder != "":
-				fmt.Fprintf(c.stdout, "  %-6s  %d papers, embedder %s, built from generation %d\n", ix.Name+":", ix.Docs, s.Embedder, ix.Generation)
+				model := ""
+				if s.VectorModel != "" {
+					model = " (model " + s.VectorModel + ")"
+				}
+				fmt.Fprintf(c.stdout, "  %-6s  %d papers, embedder %s%s, built from generation %d\n", ix.Name+":", ix.Docs, s.Embedder, model, ix.Generation)
 			default:
 				fmt.Fprintf(c.stdout, "  %-6s  %d papers, built from generation %d\n", ix.Name+":", ix.Docs, ix.Generation)
 			}
