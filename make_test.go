@@ -1,0 +1,110 @@
+package citefind_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestMakeTestRunsLongTests: `make test` runs every test with -short, then
+// the tests that skip themselves under -short by name (its second go test
+// line, -run 'A|B|…'). A long test whose name that pattern does not match
+// would run nowhere and rot unseen; this test fails for each one.
+func TestMakeTestRunsLongTests(t *testing.T) {
+	mk, err := os.ReadFile("Makefile")
+	require.NoError(t, err)
+	var pattern string
+	inTest := false
+	for line := range strings.Lines(string(mk)) {
+		switch {
+		case strings.HasPrefix(line, "test:"):
+			inTest = true
+		case inTest && !strings.HasPrefix(line, "\t"):
+			inTest = false
+		case inTest && !strings.Contains(line, "-short"):
+			if m := regexp.MustCompile(`-run '([^']+)'`).FindStringSubmatch(line); m != nil {
+				pattern = m[1]
+			}
+		}
+	}
+	require.NotEmpty(t, pattern, "the Makefile's test target has no go test -run '…' line without -short")
+	run := regexp.MustCompile(pattern)
+
+	var long []string
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "dist" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Test") || fn.Body == nil {
+				continue
+			}
+			if skipsWhenShort(fn.Body) {
+				long = append(long, path+": "+fn.Name.Name)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, long, "found no test that skips under -short: the scan is broken")
+	for _, l := range long {
+		name := l[strings.LastIndex(l, " ")+1:]
+		if !run.MatchString(name) {
+			t.Errorf("%s skips under -short and `make test` does not run it by name: add it to the -run pattern of the Makefile's test target (%s)", l, pattern)
+		}
+	}
+}
+
+// skipsWhenShort reports whether body has an if statement whose condition
+// calls testing.Short() and whose block calls a Skip method.
+func skipsWhenShort(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		ifs, ok := n.(*ast.IfStmt)
+		if !ok || found {
+			return !found
+		}
+		if calls(ifs.Cond, func(s *ast.SelectorExpr) bool {
+			x, ok := s.X.(*ast.Ident)
+			return ok && x.Name == "testing" && s.Sel.Name == "Short"
+		}) && calls(ifs.Body, func(s *ast.SelectorExpr) bool { return strings.HasPrefix(s.Sel.Name, "Skip") }) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// calls reports whether n holds a call of a selector that match accepts.
+func calls(n ast.Node, match func(*ast.SelectorExpr) bool) bool {
+	hit := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if s, ok := c.Fun.(*ast.SelectorExpr); ok && match(s) {
+				hit = true
+			}
+		}
+		return !hit
+	})
+	return hit
+}
