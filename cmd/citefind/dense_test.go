@@ -502,5 +502,6 @@ func TestDefaultEmbedder(t *testing.T) {
 	assert.Contains(t, out, "removed (embedder none)")
 	out, _, err = cli(t, "", "index", "--db", small, "--quiet", "--force")
 	require.NoError(t, err)
-	assert.NotContains(t, out, "contrast")
+	assert.NotContains(t, out, "with contrast")
+	assert.Contains(t, out, "dense index:       none (embedder none: BM25 only; --embedder contrast adds")
 }

@@ -192,6 +192,9 @@ func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep bu
 		fmt.Fprintf(w, "  dense index:       none: %s; the next index run tries again (--embedder none: never)\n", d.Skipped)
 	case d.Removed:
 		fmt.Fprintf(w, "  dense index:       removed (embedder none)\n")
+	case d.Embedder == db.EmbedderNone:
+		// Databases made before contrast became the default record none.
+		fmt.Fprintf(w, "  dense index:       none (embedder none: BM25 only; --embedder contrast adds the trained embedder, docs/dense.md)\n")
 	case d.Embedder != "" && d.Embedder != db.EmbedderNone:
 		if d.Sidecar {
 			fmt.Fprintf(w, "  dense index:       up to date (%s); fast-load sidecar written\n", d.Embedder)
