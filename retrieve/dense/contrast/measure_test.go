@@ -425,9 +425,53 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 				cs[i] = strings.Join(sents, " ")
 			}
 		}
-		for _, kind := range []string{"dense", "dense-citing", "dense-sentmean", "dense-mix"} {
+		kinds := []string{"dense", "dense-citing", "dense-sentmean", "dense-mix", "dense-split", "dense-split-whole"}
+		if k := os.Getenv("CITEFIND_MEASURE_KINDS"); k != "" {
+			kinds = strings.Split(k, ",")
+		}
+		for _, kind := range kinds {
 			var qv [][]float32
+			var split map[string][]corpus.Hit // dense-split*: the query's lists fused already
 			switch kind {
+			case "dense-split", "dense-split-whole":
+				// each citing sentence searched on its own (and the whole
+				// query too, for -whole), the lists fused by RRF as the
+				// citing BM25 retriever fuses its sentences'
+				if slices.Equal(cs, qs) {
+					continue
+				}
+				var texts []string
+				var owner []int
+				for i, q := range ts.set.Queries {
+					sents := retrieve.CitingSentences(q.Text)
+					if len(sents) == 0 || kind == "dense-split-whole" {
+						texts, owner = append(texts, qs[i]), append(owner, i)
+					}
+					for _, st := range sents {
+						texts, owner = append(texts, st), append(owner, i)
+					}
+				}
+				vs, err := ms.Embed(ctx, texts)
+				require.NoError(t, err)
+				res := idx.searchAll(vs, 100)
+				per := make([]map[string][]corpus.Hit, len(ts.set.Queries))
+				for j, hs := range res {
+					i := owner[j]
+					if per[i] == nil {
+						per[i] = map[string][]corpus.Hit{}
+					}
+					per[i][fmt.Sprint(j)] = hs
+				}
+				split = map[string][]corpus.Hit{}
+				for i, q := range ts.set.Queries {
+					f, err := fuse.Fuse(per[i], nil, fuse.Options{Method: fuse.RRF, K: 100, Depth: 100})
+					require.NoError(t, err)
+					hs := make([]corpus.Hit, len(f))
+					for x, h := range f {
+						hs[x] = corpus.Hit{ID: h.ID, Score: h.Score}
+					}
+					split[q.ID] = hs
+				}
 			case "dense", "dense-citing":
 				texts := qs
 				if kind == "dense-citing" {
@@ -464,10 +508,13 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 					qv = append(qv, v)
 				}
 			}
-			dense := idx.searchAll(qv, 100)
-			byID := map[string][]corpus.Hit{}
-			for i, q := range ts.set.Queries {
-				byID[q.ID] = dense[i]
+			byID := split
+			if byID == nil {
+				dense := idx.searchAll(qv, 100)
+				byID = map[string][]corpus.Hit{}
+				for i, q := range ts.set.Queries {
+					byID[q.ID] = dense[i]
+				}
 			}
 			alone := c.score(t, ctx, ts.set, func(q eval.Query) []corpus.Hit { return byID[q.ID] })
 			c.log(t, out, stamp, v.name, ts, kind, alone, cost)
