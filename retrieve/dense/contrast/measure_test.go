@@ -433,6 +433,20 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 			var qv [][]float32
 			var split map[string][]corpus.Hit // dense-split*: the query's lists fused already
 			switch kind {
+			case "dense-rank":
+				// the whole query's list with rank-based scores,
+				// 1/(60+rank), instead of cosines
+				vs, err := ms.Embed(ctx, qs)
+				require.NoError(t, err)
+				res := idx.searchAll(vs, 100)
+				split = map[string][]corpus.Hit{}
+				for i, q := range ts.set.Queries {
+					hs := make([]corpus.Hit, len(res[i]))
+					for x, h := range res[i] {
+						hs[x] = corpus.Hit{ID: h.ID, Score: 1 / float64(60+x+1)}
+					}
+					split[q.ID] = hs
+				}
 			case "dense-split", "dense-split-whole":
 				// each citing sentence searched on its own (and the whole
 				// query too, for -whole), the lists fused by RRF as the
