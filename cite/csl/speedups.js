@@ -31,10 +31,12 @@
   // getNodesByName(style, "macro", name): a walk of the whole style tree,
   // thousands of times for APA. The first such call indexes the style's
   // macro nodes by name (in the walk's own order); later calls answer from
-  // the index. Every XmlJSON method that changes a tree drops the index,
-  // and no other code of citeproc-js changes a style tree.
+  // the index. Every XmlJSON method that changes a tree invalidates every
+  // index (whichever XmlJSON it is called on), and no other code of
+  // citeproc-js changes a style tree.
   var proto = CSL.XmlJSON.prototype;
-  var index = new WeakMap(); // XmlJSON → {root, byName}
+  var index = new WeakMap(); // XmlJSON → {root, gen, byName}
+  var gen = 0; // bumped by every tree change, through any XmlJSON
   // collect is citeproc-js's own getNodesByName, calling itself.
   function collect(myjson, name, nameattrval, ret) {
     if (!ret) {
@@ -65,9 +67,9 @@
       return collect(myjson, name, nameattrval, ret);
     }
     var ix = index.get(this);
-    if (!ix || ix.root !== myjson) {
+    if (!ix || ix.root !== myjson || ix.gen !== gen) {
       var all = collect(myjson, "macro");
-      ix = {root: myjson, byName: new Map()};
+      ix = {root: myjson, gen: gen, byName: new Map()};
       for (var i = 0; i < all.length; i += 1) {
         var n = all[i].attrs.name;
         var list = ix.byName.get(n);
@@ -91,7 +93,7 @@
       throw new Error("citefind speed-ups: CSL.XmlJSON.prototype." + m + " is missing");
     }
     proto[m] = function () {
-      index.delete(this);
+      gen += 1;
       return orig.apply(this, arguments);
     };
   });
