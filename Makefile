@@ -25,7 +25,7 @@ $(CSL_DIST): scripts/fetch-csl.sh
 # The CSL processor test suite ($(CITEFIND_DATA)/csl-test-suite, 860 fixtures)
 # through citeproc-js as its own runner drives it and through citefind's
 # wrappers; writes the table and every failure to docs/cite-csl-suite.md.
-# `make test` runs every 100th fixture under -race and every 8th without.
+# `make test` runs every 100th fixture under -race and all of them without.
 csl-suite: citeproc
 	CITEFIND_CSL_SUITE=all CSL_SUITE_REPORT=$(CURDIR)/docs/cite-csl-suite.md $(GO) test -run TestRealDataCSLSuite -timeout 60m -v ./cite/csl/ | grep -v '^=== RUN'
 
