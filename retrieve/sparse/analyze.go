@@ -1,12 +1,16 @@
 package sparse
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/registry"
+	porterstemmer "github.com/blevesearch/go-porterstemmer"
 )
 
 // AnalyzerName is the bleve analyzer used for every field at index time
@@ -15,16 +19,59 @@ import (
 // Porter stemmer).
 const AnalyzerName = en.AnalyzerName
 
-// analyzer returns the shared, immutable "en" analyzer. bleve analyzers are
-// stateless and safe for concurrent use (bleve's analysis queue runs them
-// from several goroutines).
+// analyzer returns the shared analyzer of query and candidate texts:
+// bleve's "en" analyzer (the index's) built from the same tokenizer and
+// filters, with its Porter stemmer behind a cache of stems by surface
+// form (the stemmer is a pure function; a reranked query stems the words
+// of 100 candidates' titles and abstracts). Safe for concurrent use.
 var analyzer = sync.OnceValues(func() (analysis.Analyzer, error) {
-	a, err := registry.NewCache().AnalyzerNamed(AnalyzerName)
+	c := registry.NewCache()
+	tok, err := c.TokenizerNamed(unicode.Name)
 	if err != nil {
 		return nil, fmt.Errorf("sparse: analyzer %q: %w", AnalyzerName, err)
 	}
-	return a, nil
+	var filters []analysis.TokenFilter
+	for _, name := range []string{en.PossessiveName, lowercase.Name, en.StopName} {
+		f, err := c.TokenFilterNamed(name)
+		if err != nil {
+			return nil, fmt.Errorf("sparse: analyzer %q: %w", AnalyzerName, err)
+		}
+		filters = append(filters, f)
+	}
+	filters = append(filters, &cachedPorter{stems: map[string]string{}})
+	return &analysis.DefaultAnalyzer{Tokenizer: tok, TokenFilters: filters}, nil
 })
+
+// maxStems bounds the stem cache (distinct surface forms).
+const maxStems = 1 << 18
+
+// cachedPorter is bleve's "stemmer_porter" token filter (the last filter
+// of the "en" analyzer) with its stems cached by surface form.
+type cachedPorter struct {
+	mu    sync.RWMutex
+	stems map[string]string
+}
+
+func (c *cachedPorter) Filter(input analysis.TokenStream) analysis.TokenStream {
+	for _, t := range input {
+		if t.KeyWord {
+			continue
+		}
+		c.mu.RLock()
+		s, ok := c.stems[string(t.Term)]
+		c.mu.RUnlock()
+		if !ok {
+			s = string(analysis.BuildTermFromRunes(porterstemmer.StemWithoutLowerCasing(bytes.Runes(t.Term))))
+			c.mu.Lock()
+			if len(c.stems) < maxStems {
+				c.stems[string(t.Term)] = s
+			}
+			c.mu.Unlock()
+		}
+		t.Term = []byte(s)
+	}
+	return input
+}
 
 // Analyze returns the terms of text as they are indexed and searched: the
 // output of the "en" analyzer, in text order, with repeats. Stop words are

@@ -14,6 +14,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/registry"
 	index "github.com/blevesearch/bleve_index_api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -144,6 +145,46 @@ func TestTermFieldReaderPath(t *testing.T) {
 		for i := range fast {
 			assert.Equal(t, fast[i].ID, slow[i].ID, q)
 			assert.InDelta(t, fast[i].Score, slow[i].Score, 1e-12*fast[i].Score, q)
+		}
+	}
+}
+
+// TestAnalyzerIsBleveEn: the analyzer of queries and candidates (bleve's
+// tokenizer and filters, with the stemmer's results cached) gives exactly
+// the tokens of bleve's "en" analyzer, which the index is built with, and
+// again from the cache.
+func TestAnalyzerIsBleveEn(t *testing.T) {
+	ours, err := analyzer()
+	require.NoError(t, err)
+	theirs, err := registry.NewCache().AnalyzerNamed(AnalyzerName)
+	require.NoError(t, err)
+	texts := []string{
+		"The model's performance of the users' queries", "Retrieving Documents: BM25 in 2020, e-mail 3.5 U.S.A. don't",
+		"Hyphen-ated co-operation re-ranking; data_set x86-64 C++ F1-score 1,000.5 ratios of 3:4",
+		"Naïve café résumé Straße İstanbul ÉCOLE ﬁnance", "王小明 and 山田太郎 studied カタカナ and 한국어 text",
+		"Иванов и Παπαδόπουλος: дерево λόγος", "running runs ran runner generalizations generously relational",
+		"", "the of and a", "  \t\n ", "Ωmega‐Δ ‘quoted’ “double” — dash … ellipsis",
+	}
+	words := strings.Fields("retrieval retrieving retrieved models modelling citation citations cited context contexts " +
+		"neural networks learning learned ranking rankings ranked queries query's users' dense sparse BM25 RM3 " +
+		"embedding embeddings evaluation evaluated generalization generalizes conditional probabilities analysis " +
+		"analyses hypothesis hypotheses e.g. i.e. 3.5% 2,048 x86_64 state-of-the-art pre-trained Transformer's")
+	for i := range 400 {
+		var b strings.Builder
+		for j := range 5 + i%60 {
+			b.WriteString(words[(i*31+j*17+j*j)%len(words)])
+			b.WriteString([]string{" ", " ", ", ", ". ", "-", " (", ") "}[(i+j)%7])
+		}
+		texts = append(texts, b.String())
+	}
+	for pass := range 2 { // the second pass answers from the stem cache
+		for _, text := range texts {
+			want := theirs.Analyze([]byte(text))
+			got := ours.Analyze([]byte(text))
+			require.Equal(t, len(want), len(got), "pass %d: %q", pass, text)
+			for i := range want {
+				assert.Equal(t, *want[i], *got[i], "pass %d: %q token %d", pass, text, i)
+			}
 		}
 	}
 }
