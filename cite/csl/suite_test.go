@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -537,4 +538,114 @@ func oneLine(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// speedupJS renders items in a style with citeproc-js as a caller would:
+// updateItems, a citation of each item, one of all of them, the
+// bibliography; the result as JSON, or the exception's message.
+const speedupJS = `(function (CSL, style, itemsJSON, retrieveLocale) {
+  var items = {}, ids = [];
+  JSON.parse(itemsJSON).forEach(function (it) { items[it.id] = it; ids.push(it.id); });
+  try {
+    var engine = new CSL.Engine({retrieveItem: function (id) { return items[id]; }, retrieveLocale: retrieveLocale}, style);
+    engine.updateItems(ids);
+    var out = {cites: ids.map(function (id) { return engine.makeCitationCluster([{id: id}]); })};
+    out.all = engine.makeCitationCluster(ids.map(function (id) { return {id: id}; }));
+    var bib = engine.makeBibliography();
+    out.bib = bib ? bib[1] : null;
+    return JSON.stringify(out);
+  } catch (e) {
+    return "exception: " + e;
+  }
+})`
+
+// TestRealDataSpeedupsAcrossStyles renders items taken from the CSL test
+// suite's fixtures (items citefind did not write) in a sample of the
+// installed styles (Debian's citation-style-language-styles; dependent
+// ones through their parent) with citeproc-js as published and with
+// citefind's speed-ups, and requires the same citations and bibliography
+// from both. Every 60th style by name (CITEFIND_SPEEDUP_STYLES=all: every
+// style; CITEFIND_SPEEDUP_STEP=N: every Nth).
+func TestRealDataSpeedupsAcrossStyles(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("builds dozens of styles twice")
+	}
+	fs, _ := loadSuite(t)
+	r := csl.DefaultResolver(func(string) string { return "" })
+	infos, err := r.List("")
+	require.NoError(t, err)
+	var names []string
+	for _, in := range infos {
+		if !in.Dependent {
+			names = append(names, in.Name)
+		}
+	}
+	if len(names) < 100 {
+		t.Skipf("only %d independent styles installed (want Debian's citation-style-language-styles: make test-deps)", len(names))
+	}
+	step := 60
+	if os.Getenv("CITEFIND_SPEEDUP_STYLES") == "all" {
+		step = 1
+	}
+	// Items: the first input item of every 25th fixture, renamed apart.
+	var items []map[string]any
+	for i := 0; i < len(fs); i += 25 {
+		if len(fs[i].Input) == 0 {
+			continue
+		}
+		var it map[string]any
+		if json.Unmarshal(fs[i].Input[0], &it) != nil {
+			continue
+		}
+		it["id"] = fmt.Sprintf("item%d", i)
+		items = append(items, it)
+	}
+	require.GreaterOrEqual(t, len(items), 20)
+	itemsJSON, err := json.Marshal(items)
+	require.NoError(t, err)
+
+	var prog csl.Program
+	render := func(name string, patched bool) string {
+		vm, cslObj, err := prog.NewRuntime()
+		require.NoError(t, err)
+		if patched {
+			got, err := prog.InstallSpeedups(vm, cslObj)
+			require.NoError(t, err)
+			require.NotEmpty(t, got)
+		}
+		st, err := r.Style(name)
+		require.NoError(t, err)
+		fn, err := vm.RunString(speedupJS)
+		require.NoError(t, err)
+		run, _ := goja.AssertFunction(fn)
+		locale := func(call goja.FunctionCall) goja.Value {
+			x, err := r.Locale(call.Argument(0).String())
+			if err != nil {
+				return vm.ToValue(false)
+			}
+			return vm.ToValue(regexp.MustCompile(`^\s*<\?[^>]*\?>\s*`).ReplaceAllString(string(x), ""))
+		}
+		v, err := run(goja.Undefined(), cslObj, vm.ToValue(string(st.XML)), vm.ToValue(string(itemsJSON)), vm.ToValue(locale))
+		require.NoError(t, err)
+		return v.String()
+	}
+	if s := os.Getenv("CITEFIND_SPEEDUP_STEP"); s != "" {
+		step, err = strconv.Atoi(s)
+		require.NoError(t, err)
+	}
+	n, exceptions, entries := 0, 0, 0
+	for i := 0; i < len(names); i += step {
+		want, got := render(names[i], false), render(names[i], true)
+		assert.Equal(t, want, got, "style %s: citeproc-js with citefind's speed-ups renders otherwise", names[i])
+		if strings.HasPrefix(want, "exception: ") {
+			exceptions++
+		} else {
+			var out struct{ Bib []string }
+			require.NoError(t, json.Unmarshal([]byte(want), &out), names[i])
+			entries += len(out.Bib)
+		}
+		n++
+	}
+	t.Logf("%d styles, %d items: the same output with and without the speed-ups (%d bibliography entries; %d styles threw the same exception both ways)", n, len(items), entries, exceptions)
+	assert.Greater(t, entries, n*len(items)/2, "most styles render a bibliography of the items")
 }
