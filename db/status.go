@@ -102,8 +102,9 @@ func ReadStatus(ctx context.Context, dir string) (Status, error) {
 	}
 	s.Indexes = append(s.Indexes, is)
 	s.VectorModel = bs.VectorModel
+	var modelErr error
 	if TrainedInFolder(s.Embedder) {
-		s.EmbedderModel, _ = ModelFileID(dir, s.Embedder) // a missing or bad file: the dense checks below say so
+		s.EmbedderModel, modelErr = ModelFileID(dir, s.Embedder)
 	}
 	if s.Embedder != EmbedderNone {
 		dn, _ := bs.Index("dense")
@@ -116,6 +117,9 @@ func ReadStatus(ctx context.Context, dir string) (Status, error) {
 			s.Problems = append(s.Problems, "dense: cannot be read: "+dn.Error)
 		case dn.Generation != s.StoreGeneration:
 			s.Problems = append(s.Problems, fmt.Sprintf("dense: built from store generation %d, the store is at %d", dn.Generation, s.StoreGeneration))
+		case modelErr != nil:
+			// Queries embed with this model: without it they cannot.
+			s.Problems = append(s.Problems, fmt.Sprintf("dense: the %s embedder's model: %v", s.Embedder, modelErr))
 		case s.VectorModel != "" && s.EmbedderModel != "" && s.VectorModel != s.EmbedderModel:
 			s.Problems = append(s.Problems, fmt.Sprintf("dense: vectors of model %s, the database's %s model is %s", s.VectorModel, s.Embedder, s.EmbedderModel))
 		default:

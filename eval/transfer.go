@@ -313,14 +313,13 @@ func ExcludeSplit(b *Bench, data, split string) (int, error) {
 }
 
 // CrossValidateWithin measures the recipe on a collection it trains on
-// (cols[held]),
-// as the shipped model (trained on every collection) would do on queries
-// it has not seen: the queries of held's test datasets that are also its
-// training datasets (ACM-CR, which has no test split of its own) are
-// dealt into folds by group (learned.Folds: the citing paper; a query
-// without one is a group of its own); for each
-// fold a model is trained on the other collections and on held's queries
-// of the other folds, and reranks the fold. Test datasets that held does
+// (cols[held]) as the shipped model, trained on every collection, would
+// do on queries it has not seen: the queries of held's test datasets that
+// are also its training datasets (ACM-CR, which has no test split of its
+// own) are dealt into folds by group (learned.Folds: the citing paper; a
+// query without one is a group of its own); for each fold a model is
+// trained on the other collections and on held's queries of the other
+// folds, and reranks the fold. Test datasets that held does
 // not train on (a split of their own) are skipped: any model of the
 // recipe is already held out from them.
 func CrossValidateWithin(ctx context.Context, cols []Collection, held int, folds int, seed uint64, o TransferOptions) ([]SetScore, error) {

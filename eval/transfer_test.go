@@ -86,12 +86,18 @@ func TestScoreOrders(t *testing.T) {
 	assert.Len(t, best.NDCGDelta, 10)
 }
 
-func TestLeaveOneCollectionOut(t *testing.T) {
+// threeCollections: a (30 queries) and b (20) scored on their training
+// queries, c (25) on a test set of its own (10 queries).
+func threeCollections() []eval.Collection {
 	a, b, c := collection("a", 30, 12, 1), collection("b", 20, 12, 2), collection("c", 25, 12, 3)
 	cTest := collection("c", 10, 12, 4)
-	cols := []eval.Collection{{Name: "a", Train: []*learned.Dataset{a}, Test: []*learned.Dataset{a}},
+	return []eval.Collection{{Name: "a", Train: []*learned.Dataset{a}, Test: []*learned.Dataset{a}},
 		{Name: "b", Train: []*learned.Dataset{b}, Test: []*learned.Dataset{b}},
 		{Name: "c", Train: []*learned.Dataset{c}, Test: []*learned.Dataset{cTest}}}
+}
+
+func TestLeaveOneCollectionOut(t *testing.T) {
+	cols := threeCollections()
 	held, err := eval.LeaveOneCollectionOut(t.Context(), cols, eval.TransferOptions{Params: smallParams()})
 	require.NoError(t, err)
 	require.Len(t, held, 3)
@@ -264,11 +270,7 @@ func TestSelfDataset(t *testing.T) {
 }
 
 func TestCrossValidateWithin(t *testing.T) {
-	a, b, c := collection("a", 30, 12, 1), collection("b", 20, 12, 2), collection("c", 25, 12, 3)
-	cTest := collection("c", 10, 12, 4)
-	cols := []eval.Collection{{Name: "a", Train: []*learned.Dataset{a}, Test: []*learned.Dataset{a}},
-		{Name: "b", Train: []*learned.Dataset{b}, Test: []*learned.Dataset{b}},
-		{Name: "c", Train: []*learned.Dataset{c}, Test: []*learned.Dataset{cTest}}}
+	cols := threeCollections()
 	var log strings.Builder
 	o := eval.TransferOptions{Params: smallParams(), Log: &log}
 	sc, err := eval.CrossValidateWithin(t.Context(), cols, 0, 5, 1, o)
