@@ -1,6 +1,7 @@
 package sparse_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2/registry"
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/datadir"
 	"github.com/citefind/citefind/retrieve/sparse"
 )
 
@@ -118,4 +121,37 @@ func reportCPU(b *testing.B, start time.Duration, n int) {
 	if n > 0 {
 		b.ReportMetric(float64(cpuTime()-start)/float64(n), "cpu-ns/op")
 	}
+}
+
+// BenchmarkAnalyze analyses titles and abstracts of SciFact's corpus
+// (../shared/data/devsets/scifact, the first 2,000) with sparse.Analyze
+// (bleve's en analyzer with its stems cached) and with bleve's en
+// analyzer itself, which the index uses.
+func BenchmarkAnalyze(b *testing.B) {
+	f, err := os.Open(filepath.Join(datadir.Bench("devsets"), "scifact", "corpus.jsonl"))
+	if err != nil {
+		b.Skipf("SciFact not found (set %s): %v", datadir.Env, err)
+	}
+	defer f.Close()
+	var texts []string
+	dec := json.NewDecoder(f)
+	for len(texts) < 2000 {
+		var d struct{ Title, Text string }
+		if err := dec.Decode(&d); err != nil {
+			break
+		}
+		texts = append(texts, d.Title+"\n"+d.Text)
+	}
+	bleveEn, err := registry.NewCache().AnalyzerNamed(sparse.AnalyzerName)
+	require.NoError(b, err)
+	b.Run("sparse.Analyze", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			sparse.Analyze(texts[i%len(texts)])
+		}
+	})
+	b.Run("bleve-en", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			bleveEn.Analyze([]byte(texts[i%len(texts)]))
+		}
+	})
 }
