@@ -136,9 +136,6 @@ func ParseURL(u *url.URL) (Config, error) {
 		c.Addrs = append(c.Addrs, h)
 	}
 	c.Addr = c.Addrs[0]
-	if h := u.Query().Get("hedge"); h != "" && h != "none" && len(c.Addrs) < 2 {
-		return bad("hedge=%s sends a slow read to the next node: name two or more nodes (weaviate://H1:P1,H2:P2/%s), or leave hedge out", h, strings.Trim(u.Path, "/"))
-	}
 	c.Collection = strings.Trim(u.Path, "/")
 	if c.Collection == "" {
 		return bad("no collection (want weaviate://HOST:PORT/COLLECTION)")
@@ -189,6 +186,9 @@ func ParseURL(u *url.URL) (Config, error) {
 		if err != nil {
 			return bad("%s=%s: %v", k, v, err)
 		}
+	}
+	if c.Hedge > 0 && len(c.Addrs) < 2 {
+		return bad("hedge=%s sends a slow read to the next node: name two or more nodes (weaviate://H1:P1,H2:P2/%s), or leave hedge out", c.Hedge, c.Collection)
 	}
 	return c, nil
 }

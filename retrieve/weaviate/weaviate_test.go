@@ -38,6 +38,7 @@ func TestParseURL(t *testing.T) {
 		{name: "bad port", in: "weaviate://a:x,b:2/P", err: true},
 		{name: "bad hedge", in: "weaviate://a:1,b:2/P?hedge=0s", err: true},
 		{name: "hedge with one node", in: "weaviate://a:1/P?hedge=2s", err: true},
+		{name: "last hedge with one node", in: "weaviate://a:1/P?hedge=none&hedge=2s", err: true},
 		{name: "no hedge with one node", in: "weaviate://a:1/P?hedge=none", want: weaviate.Config{Addr: "a:1", Addrs: []string{"a:1"}, Collection: "P", Hedge: -1}},
 		{name: "ipv6", in: "weaviate://[::1]:9000/P", want: weaviate.Config{Addr: "[::1]:9000", Addrs: []string{"[::1]:9000"}, Collection: "P"}},
 		{name: "ipv6 default port", in: "weaviate://[::1]/P", want: weaviate.Config{Addr: "[::1]:8080", Addrs: []string{"[::1]:8080"}, Collection: "P"}},
