@@ -32,12 +32,48 @@ type faultProxy struct {
 	stall       atomic.Bool  // hold every GraphQL request until its client gives up
 	down        atomic.Bool  // answer every request with 503
 	requests    atomic.Int64 // requests that reached the proxy
+	// hide drops these papers from GraphQL answers (a filter index that
+	// lags its objects, as on a replica async replication is filling).
+	hide   func(pid string) bool
+	byUUID atomic.Int64 // object reads by UUID
+}
+
+// hideHits removes the hidden papers from a GraphQL answer.
+func (f *faultProxy) hideHits(resp *http.Response) error {
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var ans struct {
+		Data struct {
+			Get map[string][]map[string]any `json:"Get"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(b, &ans) == nil && ans.Data.Get != nil {
+		for class, rows := range ans.Data.Get {
+			kept := rows[:0]
+			for _, r := range rows {
+				if pid, _ := r["pid"].(string); pid == "" || !f.hide(pid) {
+					kept = append(kept, r)
+				}
+			}
+			ans.Data.Get[class] = kept
+		}
+		b, _ = json.Marshal(ans)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header.Del("Content-Length")
+	return nil
 }
 
 func (f *faultProxy) start(t *testing.T, target string) string {
 	u, _ := url.Parse("http://" + target)
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.URL.Path == "/v1/graphql" && f.hide != nil {
+			return f.hideHits(resp)
+		}
 		if resp.Request.Method != http.MethodPost || resp.Request.URL.Path != "/v1/batch/objects" || f.refuse == nil {
 			return nil
 		}
@@ -64,6 +100,9 @@ func (f *faultProxy) start(t *testing.T, target string) string {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/objects/") {
+			f.byUUID.Add(1)
+		}
 		if f.down.Load() {
 			http.Error(w, `{"error":[{"message":"injected: node down"}]}`, http.StatusServiceUnavailable)
 			return
@@ -154,6 +193,23 @@ func TestFaults(t *testing.T) {
 	require.ErrorIs(t, err, weaviate.ErrUnavailable)
 	f.fail503.Store(0)
 	checkParity(t, be, st, testQueries(append(recs, more...), 10, 33), 10, 34)
+
+	// A filter index that lags its objects: the papers a lookup by ID
+	// does not find are read by UUID; unknown IDs stay absent.
+	hidden := map[string]bool{recs[3].Paper.ID: true, recs[50].Paper.ID: true, more[2].Paper.ID: true}
+	f.hide = func(pid string) bool { return hidden[pid] }
+	want := append(ids(recs), ids(more)...)
+	f.byUUID.Store(0)
+	got, err := be.Papers(ctx, append(want, "no-such-paper", "neither"))
+	require.NoError(t, err)
+	assert.Len(t, got, len(want))
+	for id := range hidden {
+		assert.Equal(t, id, got[id].ID)
+		assert.NotEmpty(t, got[id].Title, "a paper read by UUID is the whole paper")
+	}
+	assert.NotContains(t, got, "no-such-paper")
+	assert.Equal(t, int64(5), f.byUUID.Load(), "the 3 hidden papers and the 2 unknown IDs are read by UUID, nothing else")
+	f.hide = nil
 }
 
 // TestFailover: with several nodes in the URL, a read that one node does

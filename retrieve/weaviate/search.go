@@ -3,8 +3,10 @@ package weaviate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -414,7 +416,98 @@ func (b *Backend) Papers(ctx context.Context, ids []string) (map[string]corpus.P
 			out[r.PID] = p
 		}
 	}
+	if len(out) < len(uniq) {
+		if err := b.papersByUUID(ctx, uniq, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// maxDirectLookups bounds how many IDs one Papers call reads by UUID.
+const maxDirectLookups = 64
+
+// papersByUUID reads the IDs of ids that out lacks (up to
+// maxDirectLookups) by their object UUIDs. Lookups by ID search the pid
+// filter index, which on a replica that async replication is filling can
+// lag its objects (494 of 500 papers through a restarted node, for a
+// minute, seen in TestClusterKill); a read by UUID goes to the object
+// store instead. It reads at ALL, so that a replica that has the object
+// answers for one that has not yet (and is repaired), and at the read
+// consistency level when ALL fails (a node down). IDs the collection does
+// not hold stay absent.
+func (b *Backend) papersByUUID(ctx context.Context, ids []string, out map[string]corpus.Paper) error {
+	var missing []string
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > maxDirectLookups {
+		missing = missing[:maxDirectLookups]
+	}
+	found := make([]*corpus.Paper, len(missing))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for i, id := range missing {
+		g.Go(func() error {
+			p, err := b.paperByUUID(gctx, id)
+			found[i] = p
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("weaviate: papers: %w", err)
+	}
+	for _, p := range found {
+		if p != nil {
+			out[p.ID] = *p
+		}
+	}
+	return nil
+}
+
+// paperByUUID reads one paper by its object UUID: nil when the collection
+// does not hold it.
+func (b *Backend) paperByUUID(ctx context.Context, id string) (*corpus.Paper, error) {
+	var obj struct {
+		Properties struct {
+			PID   string `json:"pid"`
+			Paper string `json:"paper"`
+		} `json:"properties"`
+	}
+	path := "/v1/objects/" + b.cfg.Collection + "/" + uuidFor(id)
+	done := false
+	if b.cfg.replicas() > 1 {
+		// One attempt at ALL (it fails at once while a node is down; that
+		// failure is the cluster's, not the node's, so the client stays on
+		// its node), then the read level with the usual retries.
+		body, err := b.c.once(ctx, b.c.bases[b.c.pick()], http.MethodGet, path+"?consistency_level="+All, nil, b.cfg.timeout())
+		// A 404 is asked again at the read level below: it is the answer
+		// that costs nothing to confirm.
+		done = err == nil && json.Unmarshal(body, &obj) == nil
+		path += "?consistency_level=" + b.cfg.readLevel()
+	}
+	if !done {
+		err := b.c.do(ctx, http.MethodGet, path, nil, &obj, b.cfg.timeout())
+		var se *StatusError
+		if errors.As(err, &se) && se.Code == http.StatusNotFound {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s by UUID: %w", id, err)
+		}
+	}
+	if obj.Properties.PID != id {
+		// Another object under this UUID: not a paper citefind wrote.
+		return nil, nil
+	}
+	var p corpus.Paper
+	if err := json.Unmarshal([]byte(obj.Properties.Paper), &p); err != nil {
+		return nil, fmt.Errorf("stored paper %s: %w", id, err)
+	}
+	p.ID = id
+	return &p, nil
 }
 
 // clArg is the consistencyLevel argument of a GraphQL Get (Weaviate only
