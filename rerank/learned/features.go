@@ -73,8 +73,6 @@ func FeatureNames(retrievers []string) []string {
 // docText is the analysed text of one candidate paper.
 type docText struct {
 	title, abs, kw []string // analysed terms, in text order
-	titleSet       map[string]bool
-	absSet         map[string]bool
 	kwSet          map[string]bool
 	titleBigrams   []string
 	absBigrams     map[string]bool
@@ -83,6 +81,7 @@ type docText struct {
 	families       []string     // author family names, byline order
 	vec            []termWeight // sorted by term
 	vecNorm        float64
+	titleTF, absTF map[string]float64 // term counts of title and abstract (their term sets)
 }
 
 // termWeight is one term of a bag-of-words vector.
@@ -97,7 +96,7 @@ func analyzeDoc(c *rerank.Candidate) *docText {
 		abs:   sparse.Analyze(c.Abstract),
 		kw:    sparse.Analyze(strings.Join(c.Keywords, " ; ")),
 	}
-	d.titleSet, d.absSet, d.kwSet = set(d.title), set(d.abs), set(d.kw)
+	d.titleTF, d.absTF, d.kwSet = counts(d.title), counts(d.abs), set(d.kw)
 	d.titleBigrams = bigrams(d.title)
 	d.absBigrams = set(bigrams(d.abs))
 	d.titleRaw = set(words(c.Title))
@@ -224,6 +223,15 @@ func set(ts []string) map[string]bool {
 	return m
 }
 
+// counts returns how often each term occurs in ts.
+func counts(ts []string) map[string]float64 {
+	m := make(map[string]float64, len(ts))
+	for _, t := range ts {
+		m[t]++
+	}
+	return m
+}
+
 func bigrams(ts []string) []string {
 	if len(ts) < 2 {
 		return nil
@@ -236,10 +244,13 @@ func bigrams(ts []string) []string {
 }
 
 // extractor computes feature vectors; docs caches analysed candidate
-// texts by paper ID (nil: no cache).
+// texts by paper ID for one run over one collection (training), cache
+// across queries (a Reranker's, checked against each candidate's texts);
+// both may be nil.
 type extractor struct {
 	retrievers []string
 	docs       map[string]*docText
+	cache      *docCache
 }
 
 func (x *extractor) doc(c *rerank.Candidate) *docText {
@@ -262,22 +273,46 @@ const parallelDocs = 16
 // when there is no cache and enough candidates to be worth it.
 func (x *extractor) docsOf(cands []rerank.Candidate) []*docText {
 	docs := make([]*docText, len(cands))
-	workers := min(runtime.GOMAXPROCS(0), len(cands)/(parallelDocs/2))
-	if x.docs != nil || len(cands) < parallelDocs || workers < 2 {
+	if x.docs != nil {
 		for i := range cands {
 			docs[i] = x.doc(&cands[i])
 		}
 		return docs
 	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(cands); i += workers {
-				docs[i] = analyzeDoc(&cands[i])
-			}
-		})
+	todo := make([]int, 0, len(cands))
+	var sums []uint64
+	if x.cache != nil {
+		sums = make([]uint64, len(cands))
+		for i := range cands {
+			sums[i] = fingerprint(&cands[i])
+		}
+		x.cache.lookup(cands, sums, docs)
 	}
-	wg.Wait()
+	for i := range cands {
+		if docs[i] == nil {
+			todo = append(todo, i)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(todo)/(parallelDocs/2))
+	if len(todo) < parallelDocs || workers < 2 {
+		for _, i := range todo {
+			docs[i] = analyzeDoc(&cands[i])
+		}
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for k := w; k < len(todo); k += workers {
+					i := todo[k]
+					docs[i] = analyzeDoc(&cands[i])
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if x.cache != nil && len(todo) > 0 {
+		x.cache.store(cands, sums, docs, todo)
+	}
 	return docs
 }
 
@@ -315,7 +350,7 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	var years []int
 	for i, d := range docs {
 		for _, t := range dfTerms {
-			if d.titleSet[t] || d.absSet[t] || d.kwSet[t] {
+			if d.titleTF[t] > 0 || d.absTF[t] > 0 || d.kwSet[t] {
 				df[t]++
 			}
 		}
@@ -395,7 +430,7 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 
 		var tHit, tIdf, aHit, aIdf, kHit, allIdf float64
 		for _, t := range q.terms {
-			inT, inA, inK := d.titleSet[t], d.absSet[t], d.kwSet[t]
+			inT, inA, inK := d.titleTF[t] > 0, d.absTF[t] > 0, d.kwSet[t]
 			if inT {
 				tHit++
 				tIdf += idf[t]
@@ -412,7 +447,7 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 			}
 		}
 		titleInQuery := 0.0
-		for t := range d.titleSet {
+		for t := range d.titleTF {
 			if q.termSet[t] {
 				titleInQuery++
 			}
@@ -430,9 +465,9 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 			}
 		}
 		f = append(f,
-			safeDiv(tHit, nq), safeDiv(tIdf, idfSum), safeDiv(titleInQuery, float64(len(d.titleSet))),
-			safeDiv(tb, float64(len(d.titleBigrams))), bm25(q.terms, idf, d.title, titleLen),
-			safeDiv(aHit, nq), safeDiv(aIdf, idfSum), safeDiv(ab, float64(len(q.bigrams))), bm25(q.terms, idf, d.abs, absLen),
+			safeDiv(tHit, nq), safeDiv(tIdf, idfSum), safeDiv(titleInQuery, float64(len(d.titleTF))),
+			safeDiv(tb, float64(len(d.titleBigrams))), bm25(q.terms, idf, d.titleTF, len(d.title), titleLen),
+			safeDiv(aHit, nq), safeDiv(aIdf, idfSum), safeDiv(ab, float64(len(q.bigrams))), bm25(q.terms, idf, d.absTF, len(d.abs), absLen),
 			safeDiv(kHit, nq),
 			safeDiv(allIdf, idfSum), safeDiv(allIdf, idfSum)) // all.idfcov.z: z-scored below
 
@@ -497,7 +532,8 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 		for _, st := range q.sents {
 			a, _ := localCoverage(st, idf, d)
 			sentAll = math.Max(sentAll, a)
-			sentBM25 = math.Max(sentBM25, bm25(uniq(st), idf, d.abs, absLen)+bm25(uniq(st), idf, d.title, titleLen))
+			u := uniq(st)
+			sentBM25 = math.Max(sentBM25, bm25(u, idf, d.absTF, len(d.abs), absLen)+bm25(u, idf, d.titleTF, len(d.title), titleLen))
 		}
 		f = append(f, winAll, winTitle, sentAll, sentBM25)
 		out[i] = f
@@ -599,10 +635,10 @@ func localCoverage(ts []string, idf map[string]float64, d *docText) (all, title 
 	for _, term := range uniq(ts) {
 		w := idf[term]
 		sum += w
-		if d.titleSet[term] || d.absSet[term] || d.kwSet[term] {
+		if d.titleTF[term] > 0 || d.absTF[term] > 0 || d.kwSet[term] {
 			a += w
 		}
-		if d.titleSet[term] {
+		if d.titleTF[term] > 0 {
 			t += w
 		}
 	}
@@ -642,19 +678,16 @@ func sortedVec(bag map[string]float64) ([]termWeight, float64) {
 	return out, math.Sqrt(s)
 }
 
-// bm25 scores one field of a document against the query terms with the
-// pool's idf and average field length (k1 1.2, b 0.75).
-func bm25(terms []string, idf map[string]float64, field []string, avgLen float64) float64 {
-	if len(field) == 0 {
+// bm25 scores one field of a document (its term counts tf and length n)
+// against the query terms with the pool's idf and average field length
+// (k1 1.2, b 0.75).
+func bm25(terms []string, idf map[string]float64, tf map[string]float64, n int, avgLen float64) float64 {
+	if n == 0 {
 		return 0
-	}
-	tf := map[string]float64{}
-	for _, t := range field {
-		tf[t]++
 	}
 	const k1, b = 1.2, 0.75
 	s := 0.0
-	norm := k1 * (1 - b + b*safeDiv(float64(len(field)), avgLen))
+	norm := k1 * (1 - b + b*safeDiv(float64(n), avgLen))
 	for _, t := range terms {
 		if f := tf[t]; f > 0 {
 			s += idf[t] * f * (k1 + 1) / (f + norm)

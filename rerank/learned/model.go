@@ -297,10 +297,12 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
 
-// Reranker reorders candidates by a model's scores. It is safe for
-// concurrent use.
+// Reranker reorders candidates by a model's scores, keeping the analysed
+// texts of the last DefaultDocCache candidates it saw (docCache). It is
+// safe for concurrent use.
 type Reranker struct {
 	model *Model
+	cache *docCache
 }
 
 var (
@@ -309,7 +311,7 @@ var (
 )
 
 // New returns a reranker scoring with m.
-func New(m *Model) *Reranker { return &Reranker{model: m} }
+func New(m *Model) *Reranker { return &Reranker{model: m, cache: newDocCache(DefaultDocCache)} }
 
 // Default returns a reranker with the built-in model of the default
 // pipeline.
@@ -349,7 +351,8 @@ func (r *Reranker) Rerank(ctx context.Context, query string, cands []rerank.Cand
 	if len(cands) == 0 {
 		return rerank.Outcome{Candidates: cands, Scores: []float64{}}, nil
 	}
-	xs := Features(query, cands, r.model.Retrievers)
+	x := &extractor{retrievers: r.model.Retrievers, cache: r.cache}
+	xs := x.features(query, cands)
 	if err := ctx.Err(); err != nil {
 		return rerank.Outcome{}, err
 	}

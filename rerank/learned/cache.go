@@ -1,0 +1,102 @@
+package learned
+
+import (
+	"hash/fnv"
+	"sync"
+
+	"github.com/citefind/citefind/rerank"
+)
+
+// DefaultDocCache is how many analysed candidate texts a Reranker keeps
+// across queries (about 30 KB each for SciFact's abstracts: title, abstract and keyword terms,
+// their sets, counts and bigrams). Analysing a candidate's texts is most
+// of a rerank's work, and the candidates of one user's queries, or of a
+// benchmark's, overlap.
+const DefaultDocCache = 1024
+
+// docCache keeps analysed candidate texts by paper ID, each with a
+// fingerprint of the texts it was made from: a paper whose title,
+// abstract, keywords or authors changed is analysed again. It holds at
+// most max entries in two generations: when the current one is full it
+// becomes the previous one, and the old previous one is dropped; a hit in
+// the previous generation moves the entry to the current one. Safe for
+// concurrent use.
+type docCache struct {
+	mu        sync.Mutex
+	half      int
+	cur, prev map[string]cachedDoc
+}
+
+type cachedDoc struct {
+	sum uint64
+	d   *docText
+}
+
+// newDocCache returns a cache of at most max entries (nil when max < 2).
+func newDocCache(max int) *docCache {
+	if max < 2 {
+		return nil
+	}
+	return &docCache{half: max / 2, cur: map[string]cachedDoc{}, prev: map[string]cachedDoc{}}
+}
+
+// fingerprint hashes the texts analyzeDoc reads.
+func fingerprint(c *rerank.Candidate) uint64 {
+	h := fnv.New64a()
+	put := func(s string) {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	put(c.Title)
+	put(c.Abstract)
+	for _, k := range c.Keywords {
+		put(k)
+	}
+	h.Write([]byte{1})
+	for _, a := range c.Authors {
+		put(a)
+	}
+	return h.Sum64()
+}
+
+// lookup fills docs[i] for each candidate the cache holds with the same
+// fingerprint.
+func (c *docCache) lookup(cands []rerank.Candidate, sums []uint64, docs []*docText) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range cands {
+		id := cands[i].ID
+		if e, ok := c.cur[id]; ok && e.sum == sums[i] {
+			docs[i] = e.d
+			continue
+		}
+		if e, ok := c.prev[id]; ok && e.sum == sums[i] {
+			docs[i] = e.d
+			c.add(id, e)
+		}
+	}
+}
+
+// store adds the candidates todo names.
+func (c *docCache) store(cands []rerank.Candidate, sums []uint64, docs []*docText, todo []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, i := range todo {
+		c.add(cands[i].ID, cachedDoc{sums[i], docs[i]})
+	}
+}
+
+func (c *docCache) add(id string, e cachedDoc) {
+	if len(c.cur) >= c.half {
+		c.prev, c.cur = c.cur, make(map[string]cachedDoc, c.half)
+	}
+	c.cur[id] = e
+	delete(c.prev, id)
+}
+
+// len returns the number of entries held.
+func (c *docCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.cur) + len(c.prev)
+}
