@@ -66,7 +66,7 @@ func TestDocCacheSameFeatures(t *testing.T) {
 func TestRerankerConcurrent(t *testing.T) {
 	m := &Model{Retrievers: []string{"bm25"}, Features: FeatureNames([]string{"bm25"})}
 	w := make([]float64, len(m.Features))
-	w[len(perRetriever)+5] = 1 // title.cov
+	w[len(perRetriever)+5] = 1  // title.cov
 	w[len(perRetriever)+10] = 1 // abs.cov
 	m.Linear = &Linear{Weights: w, Mean: make([]float64, len(w)), Scale: ones(len(w))}
 	m.Params.Kind = KindLinear
