@@ -271,31 +271,12 @@ func (c *client) graphql(ctx context.Context, query string, out any, timeout tim
 		var node int
 		b, node, err = c.attempt(ctx, http.MethodPost, "/v1/graphql", payload, timeout, true)
 		if err == nil {
-			var ans struct {
-				Data   json.RawMessage `json:"data"`
-				Errors []gqlError      `json:"errors"`
+			var permanent bool
+			if permanent, err = decodeGraphQL(b, out); err == nil || permanent {
+				return err
 			}
-			if err = json.Unmarshal(b, &ans); err != nil {
-				return fmt.Errorf("POST /v1/graphql: decode answer: %w (%s)", err, truncate(string(b), 200))
-			}
-			if len(ans.Errors) > 0 {
-				msgs := make([]string, 0, len(ans.Errors))
-				for _, e := range ans.Errors {
-					msgs = append(msgs, e.Message)
-				}
-				err = fmt.Errorf("graphql: %s", truncate(strings.Join(msgs, "; "), 500))
-				if permanentGraphQL(msgs) {
-					return err
-				}
-				c.failed(node) // e.g. a coordinator that cannot reach a replica yet
-				continue
-			}
-			if out != nil {
-				if err = json.Unmarshal(ans.Data, out); err != nil {
-					return fmt.Errorf("graphql: decode data: %w", err)
-				}
-			}
-			return nil
+			c.failed(node) // e.g. a coordinator that cannot reach a replica yet
+			continue
 		}
 		if !retryable(err) || ctx.Err() != nil {
 			return err
@@ -305,6 +286,45 @@ func (c *client) graphql(ctx context.Context, query string, out any, timeout tim
 		err = ctx.Err()
 	}
 	return fmt.Errorf("%w: %w (after %d attempts)", ErrUnavailable, err, maxAttempts)
+}
+
+// graphqlOnce runs a GraphQL query once, on the current node, without
+// retries, hedging or moving the client to another node on failure: for
+// a read that has a weaker fallback (a consistency level the cluster may
+// not reach while a node is down).
+func (c *client) graphqlOnce(ctx context.Context, query string, out any, timeout time.Duration) error {
+	b, err := c.once(ctx, c.bases[c.pick()], http.MethodPost, "/v1/graphql", mustJSON(map[string]string{"query": query}), timeout)
+	if err != nil {
+		return err
+	}
+	_, err = decodeGraphQL(b, out)
+	return err
+}
+
+// decodeGraphQL decodes a GraphQL answer's "data" into out (when not
+// nil); an answer with "errors" is an error, permanent when repeating the
+// query cannot fix it.
+func decodeGraphQL(b []byte, out any) (permanent bool, err error) {
+	var ans struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []gqlError      `json:"errors"`
+	}
+	if err := json.Unmarshal(b, &ans); err != nil {
+		return true, fmt.Errorf("POST /v1/graphql: decode answer: %w (%s)", err, truncate(string(b), 200))
+	}
+	if len(ans.Errors) > 0 {
+		msgs := make([]string, 0, len(ans.Errors))
+		for _, e := range ans.Errors {
+			msgs = append(msgs, e.Message)
+		}
+		return permanentGraphQL(msgs), fmt.Errorf("graphql: %s", truncate(strings.Join(msgs, "; "), 500))
+	}
+	if out != nil {
+		if err := json.Unmarshal(ans.Data, out); err != nil {
+			return true, fmt.Errorf("graphql: decode data: %w", err)
+		}
+	}
+	return false, nil
 }
 
 // permanentGraphQL reports GraphQL errors that repeating cannot fix: the

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -283,7 +284,7 @@ func (b *Backend) docFreqs(ctx context.Context, s *snapshot, fields, terms []str
 	missing = slices.Compact(slices.Sorted(slices.Values(missing)))
 	for start := 0; start < len(missing); start += dfBatch {
 		chunk := missing[start:min(start+dfBatch, len(missing))]
-		got, err := b.readDF(ctx, chunk, b.clArg())
+		got, err := b.readDFNewest(ctx, chunk)
 		if err != nil {
 			return nil, fmt.Errorf("document frequencies: %w", err)
 		}
@@ -306,9 +307,26 @@ func (b *Backend) docFreqs(ctx context.Context, s *snapshot, fields, terms []str
 	return out, nil
 }
 
+// readDFNewest reads the document frequency objects of terms at ALL when
+// the collection is replicated, and at the read consistency level when
+// that fails (a node down). A replica that missed a sync's updates while
+// its node was down can keep its old counts well after the node returns
+// (more than a minute, seen in TestClusterKill under load: every score
+// through that node off); a read at ALL compares the replicas, answers
+// with the newest object and repairs the others.
+func (b *Backend) readDFNewest(ctx context.Context, terms []string) (map[string]int, error) {
+	if b.cfg.replicas() <= 1 || b.cfg.Read != "" {
+		return b.readDF(ctx, terms, b.clArg(), b.c.graphql)
+	}
+	if got, err := b.readDF(ctx, terms, "consistencyLevel: "+All+", ", b.c.graphqlOnce); err == nil {
+		return got, nil
+	}
+	return b.readDF(ctx, terms, b.clArg(), b.c.graphql)
+}
+
 // readDF reads the document frequency objects of terms: field + "\x00" +
 // term → count, for every stored field; absent terms are absent.
-func (b *Backend) readDF(ctx context.Context, terms []string, cl string) (map[string]int, error) {
+func (b *Backend) readDF(ctx context.Context, terms []string, cl string, gql func(context.Context, string, any, time.Duration) error) (map[string]int, error) {
 	quoted := make([]string, len(terms))
 	for i, t := range terms {
 		quoted[i] = gqlString(t)
@@ -322,7 +340,7 @@ func (b *Backend) readDF(ctx context.Context, terms []string, cl string) (map[st
 	var ans struct {
 		Get map[string][]map[string]any `json:"Get"`
 	}
-	if err := b.c.graphql(ctx, q, &ans, b.cfg.timeout()); err != nil {
+	if err := gql(ctx, q, &ans, b.cfg.timeout()); err != nil {
 		return nil, err
 	}
 	out := map[string]int{}

@@ -141,7 +141,10 @@ func (s *syncRun) applyDelta(ctx context.Context, d *counts) error {
 	}
 	for start := 0; start < len(terms); start += dfBatch {
 		chunk := terms[start:min(start+dfBatch, len(terms))]
-		cur, err := s.b.readDF(ctx, chunk, s.b.clArg())
+		// A read-modify-write: the counts it adds to must be the newest
+		// (a replica that missed a sync would turn its old counts into
+		// new wrong ones).
+		cur, err := s.b.readDFNewest(ctx, chunk)
 		if err != nil {
 			return fmt.Errorf("weaviate: sync: read document frequencies: %w", err)
 		}
