@@ -77,6 +77,10 @@ type Backend struct {
 
 	syncMu sync.Mutex // one Sync at a time
 
+	metaMu       sync.Mutex
+	metaSeq      int64 // the newest metadata write number seen (readMeta, writeMeta)
+	metaSeqReady bool  // the metadata collection has the write-number property
+
 	searchFields []string // tests: the fields searched for candidates (nil: every scored field)
 }
 

@@ -52,10 +52,13 @@
 // database's pipeline, no stop words), with len_<field>, their count. No
 // vectorizer: vectors come from the database's embedder through
 // SyncOptions.Embed (cosine distance, HNSW). A second collection,
-// COLLECTION_citefind, holds one metadata object: schema format, the
+// COLLECTION_citefind, holds the metadata: schema format, the
 // identity of the store synced in, the generation the collection
 // reflects, a checkpoint of a sync in progress, the embedder and
-// dimension, the stored fields and the BM25 statistics (below); a third,
+// dimension, the stored fields and the BM25 statistics (below), one
+// object per write, numbered, plus one that every write replaces (a write
+// Weaviate carries out late cannot bring older metadata back: readers
+// follow the numbers up to the newest); a third,
 // COLLECTION_citefind_df, the document frequencies. A collection of that
 // name without
 // this metadata is refused (ErrForeignCollection), and so is one synced
@@ -114,8 +117,11 @@
 // shows whether the replicas agree. Searches and lookups use ONE with up
 // to 2 replicas (Weaviate 1.35 refuses a search over several shards at
 // QUORUM or ALL while a node is down and the shards have different numbers
-// of live replicas), QUORUM with 3 or more; the metadata object is read at
-// ALL (one shard: the newest replica wins). URL parameters write= and
+// of live replicas), QUORUM with 3 or more; the metadata and the document
+// frequencies are read at ALL (the newest replica wins and the others are
+// repaired), at the read level when ALL fails; papers a lookup by ID does
+// not find (a replica's filter index can lag its objects) are read by
+// UUID. URL parameters write= and
 // read= override the levels. Every request is retried with backoff;
 // refused objects of a batch are retried and reported
 // (SyncReport.Warnings); when some still fail, Sync returns ErrIncomplete

@@ -1,6 +1,9 @@
 package weaviate
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // AllIDs exposes allIDs to the tests.
 func (b *Backend) AllIDs(ctx context.Context) (map[string]bool, error) { return b.allIDs(ctx) }
@@ -11,3 +14,30 @@ func (b *Backend) SetDepth(d int) { b.cfg.Depth = d }
 // SetSearchFields restricts the candidate searches to these fields (nil:
 // every scored field).
 func (b *Backend) SetSearchFields(fs []string) { b.searchFields = fs }
+
+// MetaSeq returns the newest metadata write number the backend has seen.
+func (b *Backend) MetaSeq() int64 {
+	b.metaMu.Lock()
+	defer b.metaMu.Unlock()
+	return b.metaSeq
+}
+
+// ReplayMetaWrite writes again what metadata write number seq wrote (its
+// numbered object and the object at metaID), as a request Weaviate
+// carries out late would.
+func (b *Backend) ReplayMetaWrite(ctx context.Context, seq int64) error {
+	m, ok, err := b.readMetaObject(ctx, b.metaSeqID(seq))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("no metadata write %d", seq)
+	}
+	props := metaProps(m)
+	failed, msgs, err := b.postBatch(ctx, []object{{Class: b.cfg.metaClass(), ID: b.metaSeqID(seq), Properties: props},
+		{Class: b.cfg.metaClass(), ID: b.metaID(), Properties: props}})
+	if err == nil && len(failed) > 0 {
+		err = fmt.Errorf("%s", msgs[0])
+	}
+	return err
+}

@@ -36,6 +36,35 @@ type faultProxy struct {
 	// lags its objects, as on a replica async replication is filling).
 	hide   func(pid string) bool
 	byUUID atomic.Int64 // object reads by UUID
+	// oldMetaSchema shows the metadata collection without its "seq"
+	// property, as one made before it existed.
+	oldMetaSchema atomic.Bool
+	addedProps    atomic.Int64 // properties added to a schema
+}
+
+// dropProperty removes a property from a schema answer.
+func dropProperty(resp *http.Response, name string) error {
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var cd map[string]any
+	if json.Unmarshal(b, &cd) == nil {
+		if props, ok := cd["properties"].([]any); ok {
+			kept := props[:0]
+			for _, p := range props {
+				if m, _ := p.(map[string]any); m == nil || m["name"] != name {
+					kept = append(kept, p)
+				}
+			}
+			cd["properties"] = kept
+			b, _ = json.Marshal(cd)
+		}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header.Del("Content-Length")
+	return nil
 }
 
 // hideHits removes the hidden papers from a GraphQL answer.
@@ -74,6 +103,9 @@ func (f *faultProxy) start(t *testing.T, target string) string {
 		if resp.Request.URL.Path == "/v1/graphql" && f.hide != nil {
 			return f.hideHits(resp)
 		}
+		if f.oldMetaSchema.Load() && resp.Request.Method == http.MethodGet && strings.HasSuffix(resp.Request.URL.Path, weaviate.MetaSuffix) {
+			return dropProperty(resp, "seq")
+		}
 		if resp.Request.Method != http.MethodPost || resp.Request.URL.Path != "/v1/batch/objects" || f.refuse == nil {
 			return nil
 		}
@@ -102,6 +134,9 @@ func (f *faultProxy) start(t *testing.T, target string) string {
 		f.requests.Add(1)
 		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/objects/") {
 			f.byUUID.Add(1)
+		}
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/properties") {
+			f.addedProps.Add(1)
 		}
 		if f.down.Load() {
 			http.Error(w, `{"error":[{"message":"injected: node down"}]}`, http.StatusServiceUnavailable)
@@ -210,6 +245,41 @@ func TestFaults(t *testing.T) {
 	assert.NotContains(t, got, "no-such-paper")
 	assert.Equal(t, int64(5), f.byUUID.Load(), "the 3 hidden papers and the 2 unknown IDs are read by UUID, nothing else")
 	f.hide = nil
+
+	// A metadata write that Weaviate carries out late (after the writes
+	// that followed it) does not bring its state back: not for this
+	// backend, nor for a fresh one.
+	seq := be.MetaSeq()
+	require.Greater(t, seq, int64(2), "each sync writes the metadata more than once")
+	wantStats, err := be.Stats(ctx)
+	require.NoError(t, err)
+	for _, old := range []int64{1, seq - 1} {
+		require.NoError(t, be.ReplayMetaWrite(ctx, old))
+		for name, b := range map[string]*weaviate.Backend{"same": be, "fresh": openURL(t, "weaviate://"+addr+"/Faults", retrieve.Env{BM25: pipelineBM25})} {
+			got, err := b.Stats(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, wantStats.Generation, got.Generation, "%s backend after a late write of %d", name, old)
+			assert.Equal(t, wantStats.Papers, got.Papers, "%s backend after a late write of %d", name, old)
+			assert.Equal(t, seq, b.MetaSeq(), "%s backend after a late write of %d", name, old)
+		}
+	}
+	checkParity(t, be, st, testQueries(append(recs, more...), 10, 35), 10, 36)
+	// The next sync goes on from the newest write; a backend that finds
+	// the metadata collection without the write-number property (made by
+	// an older citefind) adds it first.
+	more2 := testPapers(150, 37)[140:]
+	_, err = st.Ingest(ctx, more2)
+	require.NoError(t, err)
+	f.oldMetaSchema.Store(true)
+	be = openURL(t, "weaviate://"+addr+"/Faults", retrieve.Env{Store: st, BM25: pipelineBM25})
+	_, err = be.Sync(ctx, st, retrieve.SyncOptions{})
+	require.NoError(t, err)
+	f.oldMetaSchema.Store(false)
+	assert.Equal(t, int64(1), f.addedProps.Load(), "the property is asked for once (Weaviate answers that it exists)")
+	assert.Greater(t, be.MetaSeq(), seq)
+	stats, err = be.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 150, stats.Papers)
 }
 
 // TestFailover: with several nodes in the URL, a read that one node does

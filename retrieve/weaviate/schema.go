@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,6 +98,9 @@ type meta struct {
 	N        int64  `json:"n"`
 	Totals   string `json:"totals"`
 	StatsGen int64  `json:"statsgen"`
+	// Seq numbers the writes of the metadata (see writeMeta); 0 in a
+	// collection written before it was kept.
+	Seq int64 `json:"seq"`
 }
 
 func boolp(b bool) *bool { return &b }
@@ -170,9 +174,12 @@ func (b *Backend) metaClassDef() classDef {
 		ReplicationConfig: b.replication(),
 		Properties: []propDef{t("kind"), i("format"), t("store"), i("generation"), i("target"), t("after"),
 			t("embedder"), i("dim"), {Name: "fields", DataType: []string{"text[]"}, Tokenization: "field", IndexFilterable: boolp(false), IndexSearchable: boolp(false)}, t("updated"),
-			i("n"), t("totals"), i("statsgen")},
+			i("n"), t("totals"), i("statsgen"), i(propSeq)},
 	}
 }
+
+// propSeq is the metadata's write number (meta.Seq).
+const propSeq = "seq"
 
 // Properties of a document-frequency object: the term, and per field the
 // number of papers whose field holds it.
@@ -198,8 +205,14 @@ func (b *Backend) dfClassDef(fields []string) classDef {
 	}
 }
 
-// metaID is the UUID of the metadata object.
+// metaID is the UUID of the metadata object every write replaces (the
+// latest write as far as the replicas know; see writeMeta).
 func (b *Backend) metaID() string { return uuidFor("meta:" + b.cfg.Collection) }
+
+// metaSeqID is the UUID of the metadata object of write number seq.
+func (b *Backend) metaSeqID(seq int64) string {
+	return uuidFor("meta:" + b.cfg.Collection + "#" + strconv.FormatInt(seq, 10))
+}
 
 // uuidFor returns the name-based (version 5, SHA-1) UUID of name in
 // citefind's namespace: a paper's object ID is uuidFor(paper ID), so
@@ -291,45 +304,162 @@ func (b *Backend) createClass(ctx context.Context, cd classDef) error {
 	return nil
 }
 
-// readMeta reads the metadata object; ok false when there is none.
+// maxMetaProbes bounds how many later writes readMeta looks for in one
+// read.
+const maxMetaProbes = 10000
+
+// readMeta reads the newest metadata; ok false when there is none.
+//
+// Every write of the metadata (writeMeta) creates an object of its own,
+// numbered one above the newest known, and also replaces the object at
+// metaID with the same content. A write whose request timed out can still
+// be carried out by Weaviate later — after the write that followed it,
+// even after a node restart — and it would then replace newer metadata
+// with older (a sync's last checkpoint coming back over its final state:
+// seen in TestClusterKill). A late write of number k can only rewrite
+// object k with the content it always had, so readMeta starts from the
+// object at metaID (or the newest this Backend knows, when higher) and
+// follows the numbered objects upwards to the last one there is: two
+// requests when nothing changed.
 func (b *Backend) readMeta(ctx context.Context) (meta, bool, error) {
+	b.metaMu.Lock()
+	known := b.metaSeq
+	b.metaMu.Unlock()
+	cur, found, err := b.readMetaObject(ctx, b.metaID())
+	if err != nil {
+		return meta{}, false, err
+	}
+	if !found {
+		// No metadata (a collection deleted since, perhaps): nothing known.
+		b.metaMu.Lock()
+		b.metaSeq = 0
+		b.metaMu.Unlock()
+		return meta{}, false, nil
+	}
+	if known > cur.Seq {
+		// The object at metaID went back (a late write): continue from
+		// the newest this Backend has seen, if it is still there.
+		m, found, err := b.readMetaObject(ctx, b.metaSeqID(known))
+		if err != nil {
+			return meta{}, false, err
+		}
+		if found && m.Seq == known {
+			cur = m
+		}
+	}
+	for range maxMetaProbes {
+		next, found, err := b.readMetaObject(ctx, b.metaSeqID(cur.Seq+1))
+		if err != nil {
+			return meta{}, false, err
+		}
+		if !found || next.Seq != cur.Seq+1 {
+			break
+		}
+		cur = next
+	}
+	b.metaMu.Lock()
+	b.metaSeq = cur.Seq
+	b.metaMu.Unlock()
+	return cur, true, nil
+}
+
+// readMetaObject reads one metadata object by UUID at ALL (every
+// reachable replica is read and the newest wins: a replica that missed a
+// write while its node was down is repaired), else at the read level;
+// found false when there is none.
+func (b *Backend) readMetaObject(ctx context.Context, id string) (meta, bool, error) {
 	var obj struct {
 		Properties meta `json:"properties"`
 	}
-	// ALL: every reachable replica is read and the newest wins (a replica
-	// that missed the last write while its node was down is repaired).
-	path := "/v1/objects/" + b.cfg.metaClass() + "/" + b.metaID() + "?consistency_level=" + All
-	err := b.c.do(ctx, http.MethodGet, path, nil, &obj, b.cfg.timeout())
-	var se *StatusError
-	if errors.As(err, &se) && se.Code == http.StatusNotFound {
-		return meta{}, false, nil
+	path := "/v1/objects/" + b.cfg.metaClass() + "/" + id
+	var err error
+	for i, cl := range []string{All, b.cfg.readLevel()} {
+		if i > 0 && (b.cfg.replicas() <= 1 || cl == All) {
+			break
+		}
+		err = b.c.do(ctx, http.MethodGet, path+"?consistency_level="+cl, nil, &obj, b.cfg.timeout())
+		var se *StatusError
+		if errors.As(err, &se) && se.Code == http.StatusNotFound {
+			return meta{}, false, nil
+		}
+		if err == nil {
+			return obj.Properties, true, nil
+		}
 	}
-	if err != nil {
-		return meta{}, false, fmt.Errorf("weaviate: read the metadata of %s: %w", b.cfg.Collection, err)
-	}
-	return obj.Properties, true, nil
+	return meta{}, false, fmt.Errorf("weaviate: read the metadata of %s: %w", b.cfg.Collection, err)
 }
 
-// writeMeta replaces the metadata object (written at the write
-// consistency level).
+// writeMeta writes the metadata as write number one above the newest
+// known (an object of its own, and the object at metaID), at the write
+// consistency level; see readMeta.
 func (b *Backend) writeMeta(ctx context.Context, m meta) error {
 	m.Kind, m.Format = metaKind, schemaFormat
 	m.Updated = time.Now().UTC().Format(time.RFC3339)
 	if m.Embedder == "" {
 		m.Embedder = "none"
 	}
-	// A batch write creates or replaces the object.
-	obj := object{Class: b.cfg.metaClass(), ID: b.metaID(), Properties: map[string]any{
-		"kind": m.Kind, "format": m.Format, "store": m.Store, "generation": m.Generation, "target": m.Target,
-		"after": m.After, "embedder": m.Embedder, "dim": m.Dim, "fields": m.Fields, "updated": m.Updated,
-		"n": m.N, "totals": m.Totals, "statsgen": m.StatsGen}}
-	failed, msgs, err := b.postBatch(ctx, []object{obj})
+	if err := b.ensureMetaSeq(ctx); err != nil {
+		return err
+	}
+	b.metaMu.Lock()
+	m.Seq = max(b.metaSeq, m.Seq) + 1
+	b.metaMu.Unlock()
+	props := metaProps(m)
+	// A batch write creates or replaces the objects.
+	objs := []object{{Class: b.cfg.metaClass(), ID: b.metaSeqID(m.Seq), Properties: props},
+		{Class: b.cfg.metaClass(), ID: b.metaID(), Properties: props}}
+	failed, msgs, err := b.postBatch(ctx, objs)
 	if err == nil && len(failed) > 0 {
 		err = errors.New(msgs[0])
 	}
 	if err != nil {
 		return fmt.Errorf("weaviate: write the metadata of %s: %w", b.cfg.Collection, err)
 	}
+	b.metaMu.Lock()
+	b.metaSeq = max(b.metaSeq, m.Seq)
+	b.metaMu.Unlock()
+	return nil
+}
+
+// metaProps are the properties of m's object.
+func metaProps(m meta) map[string]any {
+	return map[string]any{
+		"kind": m.Kind, "format": m.Format, "store": m.Store, "generation": m.Generation, "target": m.Target,
+		"after": m.After, "embedder": m.Embedder, "dim": m.Dim, "fields": m.Fields, "updated": m.Updated,
+		"n": m.N, "totals": m.Totals, "statsgen": m.StatsGen, propSeq: m.Seq}
+}
+
+// ensureMetaSeq adds the write-number property to a metadata collection
+// made before it existed (once per Backend).
+func (b *Backend) ensureMetaSeq(ctx context.Context) error {
+	b.metaMu.Lock()
+	done := b.metaSeqReady
+	b.metaMu.Unlock()
+	if done {
+		return nil
+	}
+	cd, _, ok, err := b.getClass(ctx, b.cfg.metaClass())
+	if err != nil {
+		return err
+	}
+	has := !ok // a collection not created yet gets it from metaClassDef
+	for _, p := range cd.Properties {
+		has = has || p.Name == propSeq
+	}
+	if !has {
+		prop := propDef{Name: propSeq, DataType: []string{"int"}, IndexFilterable: boolp(false), IndexSearchable: boolp(false)}
+		err := b.c.do(ctx, http.MethodPost, "/v1/schema/"+b.cfg.metaClass()+"/properties", prop, nil, b.cfg.timeout())
+		var se *StatusError
+		// Another process may have added it meanwhile (Weaviate 1.35:
+		// 422 "conflict for property: already in use").
+		if err != nil && !(errors.As(err, &se) && se.Code == http.StatusUnprocessableEntity &&
+			(strings.Contains(strings.ToLower(se.Body), "already exists") || strings.Contains(strings.ToLower(se.Body), "already in use"))) {
+			return fmt.Errorf("weaviate: add %q to the schema of %s: %w", propSeq, b.cfg.metaClass(), err)
+		}
+	}
+	b.metaMu.Lock()
+	b.metaSeqReady = ok
+	b.metaMu.Unlock()
 	return nil
 }
 
