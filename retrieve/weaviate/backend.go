@@ -79,6 +79,7 @@ type Backend struct {
 
 	metaMu       sync.Mutex
 	metaSeq      int64 // the newest metadata write number seen (readMeta, writeMeta)
+	metaUsed     int64 // the highest number this Backend wrote or tried to write
 	metaSeqReady bool  // the metadata collection has the write-number property
 
 	searchFields []string // tests: the fields searched for candidates (nil: every scored field)

@@ -41,3 +41,10 @@ func (b *Backend) ReplayMetaWrite(ctx context.Context, seq int64) error {
 	}
 	return err
 }
+
+// HasMetaWrite reports whether the numbered object of metadata write seq
+// exists.
+func (b *Backend) HasMetaWrite(ctx context.Context, seq int64) (bool, error) {
+	_, ok, err := b.readMetaObject(ctx, b.metaSeqID(seq))
+	return ok, err
+}

@@ -40,6 +40,7 @@ type faultProxy struct {
 	// property, as one made before it existed.
 	oldMetaSchema atomic.Bool
 	addedProps    atomic.Int64 // properties added to a schema
+	refuseMeta    atomic.Bool  // answer metadata writes with 503, not passing them on
 }
 
 // dropProperty removes a property from a schema answer.
@@ -118,7 +119,7 @@ func (f *faultProxy) start(t *testing.T, target string) string {
 			for _, o := range objs {
 				props, _ := o["properties"].(map[string]any)
 				pid, _ := props["pid"].(string)
-				if pid != "" && f.refuse(pid) {
+				if pid != "" && f.refuse != nil && f.refuse(pid) {
 					f.refused.Add(1)
 					o["result"] = map[string]any{"errors": map[string]any{"error": []any{map[string]any{"message": "injected: shard busy"}}}}
 				}
@@ -137,6 +138,14 @@ func (f *faultProxy) start(t *testing.T, target string) string {
 		}
 		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/properties") {
 			f.addedProps.Add(1)
+		}
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/batch/objects" && f.refuseMeta.Load() {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(weaviate.MetaSuffix+`"`)) {
+				http.Error(w, `{"error":[{"message":"injected: metadata refused"}]}`, http.StatusServiceUnavailable)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		if f.down.Load() {
 			http.Error(w, `{"error":[{"message":"injected: node down"}]}`, http.StatusServiceUnavailable)
@@ -276,10 +285,34 @@ func TestFaults(t *testing.T) {
 	require.NoError(t, err)
 	f.oldMetaSchema.Store(false)
 	assert.Equal(t, int64(1), f.addedProps.Load(), "the property is asked for once (Weaviate answers that it exists)")
+
 	assert.Greater(t, be.MetaSeq(), seq)
 	stats, err = be.Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 150, stats.Papers)
+
+	// A metadata write that failed keeps its number used: Weaviate might
+	// still carry it out, so the next write takes the number after.
+	seq = be.MetaSeq()
+	_, err = st.Ingest(ctx, testPapers(155, 38)[150:])
+	require.NoError(t, err)
+	f.refuseMeta.Store(true)
+	_, err = be.Sync(ctx, st, retrieve.SyncOptions{})
+	require.ErrorContains(t, err, "injected: metadata refused")
+	require.ErrorIs(t, err, weaviate.ErrUnavailable)
+	f.refuseMeta.Store(false)
+	assert.Equal(t, seq, be.MetaSeq(), "a refused write is not the newest")
+	_, err = be.Sync(ctx, st, retrieve.SyncOptions{})
+	require.NoError(t, err)
+	assert.Greater(t, be.MetaSeq(), seq+1)
+	used, err := be.HasMetaWrite(ctx, seq+1)
+	require.NoError(t, err)
+	assert.False(t, used, "the refused write's number is not used again")
+	stats, err = be.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 155, stats.Papers)
+	gen, _ = st.Generation(ctx)
+	assert.Equal(t, gen, stats.Generation)
 }
 
 // TestFailover: with several nodes in the URL, a read that one node does

@@ -402,7 +402,8 @@ func (b *Backend) writeMeta(ctx context.Context, m meta) error {
 		return err
 	}
 	b.metaMu.Lock()
-	m.Seq = max(b.metaSeq, m.Seq) + 1
+	m.Seq = max(b.metaSeq, b.metaUsed, m.Seq) + 1
+	b.metaUsed = m.Seq
 	b.metaMu.Unlock()
 	props := metaProps(m)
 	// A batch write creates or replaces the objects.
@@ -412,12 +413,19 @@ func (b *Backend) writeMeta(ctx context.Context, m meta) error {
 	if err == nil && len(failed) > 0 {
 		err = errors.New(msgs[0])
 	}
+	// The number stays used (metaUsed) even when the write failed:
+	// Weaviate may still carry it out later, and the next write must not
+	// reuse the number with other content. (The gap a write that never
+	// lands leaves is crossed by the object at metaID, which the next
+	// write updates.)
+	if err == nil {
+		b.metaMu.Lock()
+		b.metaSeq = max(b.metaSeq, m.Seq)
+		b.metaMu.Unlock()
+	}
 	if err != nil {
 		return fmt.Errorf("weaviate: write the metadata of %s: %w", b.cfg.Collection, err)
 	}
-	b.metaMu.Lock()
-	b.metaSeq = max(b.metaSeq, m.Seq)
-	b.metaMu.Unlock()
 	return nil
 }
 
