@@ -33,13 +33,7 @@ func (b *Backend) ReplayMetaWrite(ctx context.Context, seq int64) error {
 	if !ok {
 		return fmt.Errorf("no metadata write %d", seq)
 	}
-	props := metaProps(m)
-	failed, msgs, err := b.postBatch(ctx, []object{{Class: b.cfg.metaClass(), ID: b.metaSeqID(seq), Properties: props},
-		{Class: b.cfg.metaClass(), ID: b.metaID(), Properties: props}})
-	if err == nil && len(failed) > 0 {
-		err = fmt.Errorf("%s", msgs[0])
-	}
-	return err
+	return b.postMeta(ctx, m)
 }
 
 // HasMetaWrite reports whether the numbered object of metadata write seq

@@ -43,43 +43,53 @@ type faultProxy struct {
 	refuseMeta    atomic.Bool  // answer metadata writes with 503, not passing them on
 }
 
-// dropProperty removes a property from a schema answer.
-func dropProperty(resp *http.Response, name string) error {
+// rewriteBody replaces a response's body with edit(body).
+func rewriteBody(resp *http.Response, edit func([]byte) []byte) error {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return err
 	}
-	var cd map[string]any
-	if json.Unmarshal(b, &cd) == nil {
-		if props, ok := cd["properties"].([]any); ok {
-			kept := props[:0]
-			for _, p := range props {
-				if m, _ := p.(map[string]any); m == nil || m["name"] != name {
-					kept = append(kept, p)
-				}
-			}
-			cd["properties"] = kept
-			b, _ = json.Marshal(cd)
-		}
-	}
+	b = edit(b)
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	resp.ContentLength = int64(len(b))
 	resp.Header.Del("Content-Length")
 	return nil
 }
 
+// dropProperty removes a property from a schema answer.
+func dropProperty(resp *http.Response, name string) error {
+	return rewriteBody(resp, func(b []byte) []byte {
+		var cd map[string]any
+		if json.Unmarshal(b, &cd) != nil {
+			return b
+		}
+		props, ok := cd["properties"].([]any)
+		if !ok {
+			return b
+		}
+		kept := props[:0]
+		for _, p := range props {
+			if m, _ := p.(map[string]any); m == nil || m["name"] != name {
+				kept = append(kept, p)
+			}
+		}
+		cd["properties"] = kept
+		out, _ := json.Marshal(cd)
+		return out
+	})
+}
+
 // hideHits removes the hidden papers from a GraphQL answer.
 func (f *faultProxy) hideHits(resp *http.Response) error {
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	var ans struct {
-		Data struct {
-			Get map[string][]map[string]any `json:"Get"`
-		} `json:"data"`
-	}
-	if json.Unmarshal(b, &ans) == nil && ans.Data.Get != nil {
+	return rewriteBody(resp, func(b []byte) []byte {
+		var ans struct {
+			Data struct {
+				Get map[string][]map[string]any `json:"Get"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(b, &ans) != nil || ans.Data.Get == nil {
+			return b
+		}
 		for class, rows := range ans.Data.Get {
 			kept := rows[:0]
 			for _, r := range rows {
@@ -89,12 +99,9 @@ func (f *faultProxy) hideHits(resp *http.Response) error {
 			}
 			ans.Data.Get[class] = kept
 		}
-		b, _ = json.Marshal(ans)
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(b))
-	resp.ContentLength = int64(len(b))
-	resp.Header.Del("Content-Length")
-	return nil
+		out, _ := json.Marshal(ans)
+		return out
+	})
 }
 
 func (f *faultProxy) start(t *testing.T, target string) string {
@@ -105,31 +112,27 @@ func (f *faultProxy) start(t *testing.T, target string) string {
 			return f.hideHits(resp)
 		}
 		if f.oldMetaSchema.Load() && resp.Request.Method == http.MethodGet && strings.HasSuffix(resp.Request.URL.Path, weaviate.MetaSuffix) {
-			return dropProperty(resp, "seq")
+			return dropProperty(resp, "seq") // the metadata's write number
 		}
 		if resp.Request.Method != http.MethodPost || resp.Request.URL.Path != "/v1/batch/objects" || f.refuse == nil {
 			return nil
 		}
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		var objs []map[string]any
-		if json.Unmarshal(b, &objs) == nil {
+		return rewriteBody(resp, func(b []byte) []byte {
+			var objs []map[string]any
+			if json.Unmarshal(b, &objs) != nil {
+				return b
+			}
 			for _, o := range objs {
 				props, _ := o["properties"].(map[string]any)
 				pid, _ := props["pid"].(string)
-				if pid != "" && f.refuse != nil && f.refuse(pid) {
+				if pid != "" && f.refuse(pid) {
 					f.refused.Add(1)
 					o["result"] = map[string]any{"errors": map[string]any{"error": []any{map[string]any{"message": "injected: shard busy"}}}}
 				}
 			}
-			b, _ = json.Marshal(objs)
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(b))
-		resp.ContentLength = int64(len(b))
-		resp.Header.Del("Content-Length")
-		return nil
+			out, _ := json.Marshal(objs)
+			return out
+		})
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)

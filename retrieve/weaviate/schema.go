@@ -363,30 +363,17 @@ func (b *Backend) readMeta(ctx context.Context) (meta, bool, error) {
 	return cur, true, nil
 }
 
-// readMetaObject reads one metadata object by UUID at ALL (every
-// reachable replica is read and the newest wins: a replica that missed a
-// write while its node was down is repaired), else at the read level;
-// found false when there is none.
+// readMetaObject reads one metadata object by UUID (getObject); found
+// false when there is none.
 func (b *Backend) readMetaObject(ctx context.Context, id string) (meta, bool, error) {
 	var obj struct {
 		Properties meta `json:"properties"`
 	}
-	path := "/v1/objects/" + b.cfg.metaClass() + "/" + id
-	var err error
-	for i, cl := range []string{All, b.cfg.readLevel()} {
-		if i > 0 && (b.cfg.replicas() <= 1 || cl == All) {
-			break
-		}
-		err = b.c.do(ctx, http.MethodGet, path+"?consistency_level="+cl, nil, &obj, b.cfg.timeout())
-		var se *StatusError
-		if errors.As(err, &se) && se.Code == http.StatusNotFound {
-			return meta{}, false, nil
-		}
-		if err == nil {
-			return obj.Properties, true, nil
-		}
+	found, err := b.getObject(ctx, b.cfg.metaClass(), id, &obj)
+	if err != nil {
+		return meta{}, false, fmt.Errorf("weaviate: read the metadata of %s: %w", b.cfg.Collection, err)
 	}
-	return meta{}, false, fmt.Errorf("weaviate: read the metadata of %s: %w", b.cfg.Collection, err)
+	return obj.Properties, found, nil
 }
 
 // writeMeta writes the metadata as write number one above the newest
@@ -405,28 +392,32 @@ func (b *Backend) writeMeta(ctx context.Context, m meta) error {
 	m.Seq = max(b.metaSeq, b.metaUsed, m.Seq) + 1
 	b.metaUsed = m.Seq
 	b.metaMu.Unlock()
+	err := b.postMeta(ctx, m)
+	// The number stays used (metaUsed) even when the write failed:
+	// Weaviate may still carry it out later, and the next write must not
+	// reuse the number with other content. (The gap a write that never
+	// lands leaves is crossed by the object at metaID, which the next
+	// write updates.)
+	if err != nil {
+		return fmt.Errorf("weaviate: write the metadata of %s: %w", b.cfg.Collection, err)
+	}
+	b.metaMu.Lock()
+	b.metaSeq = max(b.metaSeq, m.Seq)
+	b.metaMu.Unlock()
+	return nil
+}
+
+// postMeta writes m as write number m.Seq: its numbered object and the
+// object at metaID, in one batch (which creates or replaces them).
+func (b *Backend) postMeta(ctx context.Context, m meta) error {
 	props := metaProps(m)
-	// A batch write creates or replaces the objects.
 	objs := []object{{Class: b.cfg.metaClass(), ID: b.metaSeqID(m.Seq), Properties: props},
 		{Class: b.cfg.metaClass(), ID: b.metaID(), Properties: props}}
 	failed, msgs, err := b.postBatch(ctx, objs)
 	if err == nil && len(failed) > 0 {
 		err = errors.New(msgs[0])
 	}
-	// The number stays used (metaUsed) even when the write failed:
-	// Weaviate may still carry it out later, and the next write must not
-	// reuse the number with other content. (The gap a write that never
-	// lands leaves is crossed by the object at metaID, which the next
-	// write updates.)
-	if err == nil {
-		b.metaMu.Lock()
-		b.metaSeq = max(b.metaSeq, m.Seq)
-		b.metaMu.Unlock()
-	}
-	if err != nil {
-		return fmt.Errorf("weaviate: write the metadata of %s: %w", b.cfg.Collection, err)
-	}
-	return nil
+	return err
 }
 
 // metaProps are the properties of m's object.

@@ -494,27 +494,12 @@ func (b *Backend) paperByUUID(ctx context.Context, id string) (*corpus.Paper, er
 			Paper string `json:"paper"`
 		} `json:"properties"`
 	}
-	path := "/v1/objects/" + b.cfg.Collection + "/" + uuidFor(id)
-	done := false
-	if b.cfg.replicas() > 1 {
-		// One attempt at ALL (it fails at once while a node is down; that
-		// failure is the cluster's, not the node's, so the client stays on
-		// its node), then the read level with the usual retries.
-		body, err := b.c.once(ctx, b.c.bases[b.c.pick()], http.MethodGet, path+"?consistency_level="+All, nil, b.cfg.timeout())
-		// A 404 is asked again at the read level below: it is the answer
-		// that costs nothing to confirm.
-		done = err == nil && json.Unmarshal(body, &obj) == nil
-		path += "?consistency_level=" + b.cfg.readLevel()
+	found, err := b.getObject(ctx, b.cfg.Collection, uuidFor(id), &obj)
+	if err != nil {
+		return nil, fmt.Errorf("read %s by UUID: %w", id, err)
 	}
-	if !done {
-		err := b.c.do(ctx, http.MethodGet, path, nil, &obj, b.cfg.timeout())
-		var se *StatusError
-		if errors.As(err, &se) && se.Code == http.StatusNotFound {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s by UUID: %w", id, err)
-		}
+	if !found {
+		return nil, nil
 	}
 	if obj.Properties.PID != id {
 		// Another object under this UUID: not a paper citefind wrote.
@@ -526,6 +511,38 @@ func (b *Backend) paperByUUID(ctx context.Context, id string) (*corpus.Paper, er
 	}
 	p.ID = id
 	return &p, nil
+}
+
+// getObject reads one object by UUID into out; found false when the
+// collection does not hold it. A replicated collection is read with one
+// attempt at ALL — every replica is asked and the newest object wins, so a
+// replica that missed writes while its node was down does not answer
+// alone (Weaviate repairs it) — and, when that fails (a node down; the
+// failure is the cluster's, not the node's, so the client stays on its
+// node), at the read level with the usual retries. A read= level named in
+// the URL is used as it is.
+func (b *Backend) getObject(ctx context.Context, class, uuid string, out any) (bool, error) {
+	path := "/v1/objects/" + class + "/" + uuid
+	level := All
+	if b.cfg.replicas() > 1 && b.cfg.Read == "" {
+		body, err := b.c.once(ctx, b.c.bases[b.c.pick()], http.MethodGet, path+"?consistency_level="+All, nil, b.cfg.timeout())
+		var se *StatusError
+		switch {
+		case errors.As(err, &se) && se.Code == http.StatusNotFound:
+			return false, nil
+		case err == nil && json.Unmarshal(body, out) == nil:
+			return true, nil
+		}
+		level = b.cfg.readLevel()
+	} else if b.cfg.replicas() > 1 {
+		level = b.cfg.readLevel()
+	}
+	err := b.c.do(ctx, http.MethodGet, path+"?consistency_level="+level, nil, out, b.cfg.timeout())
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // clArg is the consistencyLevel argument of a GraphQL Get (Weaviate only
