@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/retrieve"
@@ -74,10 +75,6 @@ func FeatureNames(retrievers []string) []string {
 type docText struct {
 	title, abs, kw []string // analysed terms, in text order
 	kwSet          map[string]bool
-	titleBigrams   []string
-	absBigrams     map[string]bool
-	rawWords       map[string]bool // title+abstract words as written (case kept)
-	titleRaw       map[string]bool
 	families       []string     // author family names, byline order
 	vec            []termWeight // sorted by term
 	vecNorm        float64
@@ -97,10 +94,6 @@ func analyzeDoc(c *rerank.Candidate) *docText {
 		kw:    sparse.Analyze(strings.Join(c.Keywords, " ; ")),
 	}
 	d.titleTF, d.absTF, d.kwSet = counts(d.title), counts(d.abs), set(d.kw)
-	d.titleBigrams = bigrams(d.title)
-	d.absBigrams = set(bigrams(d.abs))
-	d.titleRaw = set(words(c.Title))
-	d.rawWords = set(words(c.Title + " " + c.Abstract))
 	for _, a := range c.Authors {
 		f := strings.Fields(a)
 		if len(f) > 0 {
@@ -122,9 +115,9 @@ func analyzeDoc(c *rerank.Candidate) *docText {
 type queryText struct {
 	terms    []string // distinct analysed terms, first-occurrence order
 	termSet  map[string]bool
-	bigrams  map[string]bool
-	acronyms []string        // distinctive raw words: acronyms, names with inner capitals or digits
-	words    map[string]bool // raw words, case kept
+	bigrams  map[[2]string]int // distinct pairs of adjacent terms, numbered
+	acronyms []string          // distinctive raw words: acronyms, names with inner capitals or digits
+	words    map[string]bool   // raw words, case kept
 	// Local contexts of the citation markers: the analysed terms of each
 	// citing sentence and of the window just before each marker. Without
 	// markers, the whole query is the one sentence and window.
@@ -182,7 +175,12 @@ func analyzeQuery(raw string) *queryText {
 	query := retrieve.Clean(raw)
 	all := sparse.Analyze(query)
 	q.terms, q.termSet = uniq(all), set(all)
-	q.bigrams = set(bigrams(all))
+	q.bigrams = map[[2]string]int{}
+	for i := 1; i < len(all); i++ {
+		if _, ok := q.bigrams[[2]string{all[i-1], all[i]}]; !ok {
+			q.bigrams[[2]string{all[i-1], all[i]}] = len(q.bigrams)
+		}
+	}
 	ws := words(query)
 	q.words = set(ws)
 	seen := map[string]bool{}
@@ -232,15 +230,32 @@ func counts(ts []string) map[string]float64 {
 	return m
 }
 
-func bigrams(ts []string) []string {
-	if len(ts) < 2 {
-		return nil
+// containsWord reports whether w (a word as words gives them) is one of
+// the words of text: words(text) holds it.
+func containsWord(text, w string) bool {
+	if w == "" {
+		return false
 	}
-	out := make([]string, 0, len(ts)-1)
-	for i := 1; i < len(ts); i++ {
-		out = append(out, ts[i-1]+" "+ts[i])
+	for off := 0; ; {
+		i := strings.Index(text[off:], w)
+		if i < 0 {
+			return false
+		}
+		i += off
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[i+len(w):])
+		if !wordRune(before) && !wordRune(after) {
+			return true
+		}
+		_, size := utf8.DecodeRuneInString(text[i:])
+		off = i + size
 	}
-	return out
+}
+
+// wordRune reports whether r belongs to a word (words splits at others;
+// utf8.RuneError stands for the text's start or end).
+func wordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // extractor computes feature vectors; docs caches analysed candidate
@@ -401,6 +416,7 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	_, cNorm := sortedVec(centroid)
 
 	nq := float64(len(q.terms))
+	seenBigram := make([]bool, len(q.bigrams))
 	nf := len(x.retrievers)*len(perRetriever) + len(baseFeatures)
 	base := len(x.retrievers) * len(perRetriever)
 	for i := range cands {
@@ -452,31 +468,36 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 				titleInQuery++
 			}
 		}
+		// title bigrams (with repeats) that are query bigrams; distinct
+		// query bigrams found in the abstract
 		tb := 0.0
-		for _, b := range d.titleBigrams {
-			if q.bigrams[b] {
+		for k := 1; k < len(d.title); k++ {
+			if _, ok := q.bigrams[[2]string{d.title[k-1], d.title[k]}]; ok {
 				tb++
 			}
 		}
 		ab := 0.0
-		for b := range q.bigrams {
-			if d.absBigrams[b] {
+		clear(seenBigram)
+		for k := 1; k < len(d.abs); k++ {
+			if j, ok := q.bigrams[[2]string{d.abs[k-1], d.abs[k]}]; ok && !seenBigram[j] {
+				seenBigram[j] = true
 				ab++
 			}
 		}
 		f = append(f,
 			safeDiv(tHit, nq), safeDiv(tIdf, idfSum), safeDiv(titleInQuery, float64(len(d.titleTF))),
-			safeDiv(tb, float64(len(d.titleBigrams))), bm25(q.terms, idf, d.titleTF, len(d.title), titleLen),
+			safeDiv(tb, float64(max(len(d.title)-1, 0))), bm25(q.terms, idf, d.titleTF, len(d.title), titleLen),
 			safeDiv(aHit, nq), safeDiv(aIdf, idfSum), safeDiv(ab, float64(len(q.bigrams))), bm25(q.terms, idf, d.absTF, len(d.abs), absLen),
 			safeDiv(kHit, nq),
 			safeDiv(allIdf, idfSum), safeDiv(allIdf, idfSum)) // all.idfcov.z: z-scored below
 
 		var acT, acA float64
 		for _, w := range q.acronyms {
-			if d.titleRaw[w] {
+			inTitle := containsWord(c.Title, w)
+			if inTitle {
 				acT++
 			}
-			if d.rawWords[w] {
+			if inTitle || containsWord(c.Abstract, w) {
 				acA++
 			}
 		}

@@ -38,12 +38,15 @@ var analyzer = sync.OnceValues(func() (analysis.Analyzer, error) {
 		}
 		filters = append(filters, f)
 	}
-	filters = append(filters, &cachedPorter{stems: map[string]string{}})
+	filters = append(filters, stemCache)
 	return &analysis.DefaultAnalyzer{Tokenizer: tok, TokenFilters: filters}, nil
 })
 
 // maxStems bounds the stem cache (distinct surface forms).
 const maxStems = 1 << 18
+
+// stemCache is the stem cache of analyzer() and Analyze.
+var stemCache = &cachedPorter{stems: map[string]string{}}
 
 // cachedPorter is bleve's "stemmer_porter" token filter (the last filter
 // of the "en" analyzer) with its stems cached by surface form.
@@ -57,36 +60,39 @@ func (c *cachedPorter) Filter(input analysis.TokenStream) analysis.TokenStream {
 		if t.KeyWord {
 			continue
 		}
-		c.mu.RLock()
-		s, ok := c.stems[string(t.Term)]
-		c.mu.RUnlock()
-		if !ok {
-			s = string(analysis.BuildTermFromRunes(porterstemmer.StemWithoutLowerCasing(bytes.Runes(t.Term))))
-			c.mu.Lock()
-			if len(c.stems) < maxStems {
-				c.stems[string(t.Term)] = s
-			}
-			c.mu.Unlock()
-		}
-		t.Term = []byte(s)
+		t.Term = []byte(c.stem(t.Term))
 	}
 	return input
 }
 
+// stem returns the Porter stem of a word (lower case already).
+func (c *cachedPorter) stem(word []byte) string {
+	c.mu.RLock()
+	s, ok := c.stems[string(word)]
+	c.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = string(analysis.BuildTermFromRunes(porterstemmer.StemWithoutLowerCasing(bytes.Runes(word))))
+	c.mu.Lock()
+	if len(c.stems) < maxStems {
+		c.stems[string(word)] = s
+	}
+	c.mu.Unlock()
+	return s
+}
+
 // Analyze returns the terms of text as they are indexed and searched: the
 // output of the "en" analyzer, in text order, with repeats. Stop words are
-// dropped, so a stop-word-only text gives no terms.
+// dropped, so a stop-word-only text gives no terms. ASCII text is
+// segmented without bleve's token streams, 3–4× faster, with the same
+// result (fastanalyze.go).
 func Analyze(text string) []string {
-	a, err := analyzer()
+	f, err := fast()
 	if err != nil || text == "" {
 		return nil
 	}
-	toks := a.Analyze([]byte(text))
-	out := make([]string, len(toks))
-	for i, t := range toks {
-		out[i] = string(t.Term)
-	}
-	return out
+	return f.appendTerms(make([]string, 0, len(text)/8), text)
 }
 
 // queryTerm is one distinct analyzed query term with its query frequency.
