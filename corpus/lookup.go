@@ -142,6 +142,49 @@ func (s *Store) GetMany(ctx context.Context, idsOrAliases []string) (map[string]
 	return out, nil
 }
 
+// byIDQuery is GetByID's SQL; CROSS JOIN keeps the asked IDs as the outer
+// loop (see lookupQuery).
+const byIDQuery = `SELECT p.id, p.json FROM json_each(?1) j CROSS JOIN papers p ON p.id = j.value`
+
+// GetByID returns the papers with exactly these IDs (paper IDs as stored,
+// not aliases), in one query; unknown IDs are absent. It is GetMany
+// without alias resolution: the hits of an index name papers by their
+// IDs, and a reranked query looks up 100 of them (on ACM-CR's store,
+// 100 papers in about a third of GetMany's time: BenchmarkGetByID).
+func (s *Store) GetByID(ctx context.Context, ids []string) (map[string]Paper, error) {
+	out := make(map[string]Paper, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	arg, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("get by id: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, byIDQuery, string(arg))
+	if err != nil {
+		return nil, fmt.Errorf("get by id: %w", withCtxErr(ctx, err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, js string
+		if err := rows.Scan(&id, &js); err != nil {
+			return nil, fmt.Errorf("get by id: %w", err)
+		}
+		if _, dup := out[id]; dup {
+			continue
+		}
+		p, err := decodePaper(id, js)
+		if err != nil {
+			return nil, fmt.Errorf("get by id: %w", err)
+		}
+		out[id] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("get by id: %w", withCtxErr(ctx, err))
+	}
+	return out, nil
+}
+
 // Items returns the CSL-JSON items of the papers with the asked IDs or
 // aliases (resolved as by Resolve), in one query, keyed by the ids as
 // asked; unknown and ambiguous ones are absent. A paper's item is the

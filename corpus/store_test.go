@@ -452,6 +452,26 @@ func TestStoreGetMany(t *testing.T) {
 	empty, err := s.GetMany(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, empty)
+
+	// GetByID takes paper IDs only: keys, other cases and unknown IDs are
+	// absent; each paper is the one GetMany gives
+	byID, err := s.GetByID(t.Context(), asked)
+	require.NoError(t, err)
+	var ids []string
+	for i := 0; i < 1000; i += 4 {
+		ids = append(ids, fmt.Sprintf("10.1/p%d", i))
+	}
+	require.Len(t, byID, len(ids))
+	for _, id := range ids {
+		assert.Equal(t, got[id], byID[id], id)
+	}
+	empty, err = s.GetByID(t.Context(), nil)
+	require.NoError(t, err)
+	assert.Empty(t, empty)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = s.GetByID(ctx, ids)
+	assert.ErrorIs(t, err, context.Canceled)
 }
 
 func TestStoreRemove(t *testing.T) {
@@ -934,6 +954,32 @@ func BenchmarkGetMany(b *testing.B) {
 		var err error
 		sinkPapers, err = s.GetMany(context.Background(), ids)
 		require.NoError(b, err)
+	}
+}
+
+// BenchmarkGetByID looks up the same 100 of 20,000 papers as the
+// reranker's candidates are: by GetByID (exact IDs) and by GetMany (IDs
+// or aliases).
+func BenchmarkGetByID(b *testing.B) {
+	s, _ := openStore(b)
+	recs := synthRecords(rand.New(rand.NewSource(42)), 20_000)
+	ingestAll(b, context.Background(), s, recs, 2000)
+	ids := make([]string, 0, 100)
+	for _, r := range recs[:100] {
+		ids = append(ids, r.Key)
+	}
+	for _, f := range []struct {
+		name string
+		get  func(context.Context, []string) (map[string]corpus.Paper, error)
+	}{{"GetByID", s.GetByID}, {"GetMany", s.GetMany}} {
+		b.Run(f.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				sinkPapers, err = f.get(context.Background(), ids)
+				require.NoError(b, err)
+			}
+		})
 	}
 }
 

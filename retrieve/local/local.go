@@ -142,12 +142,12 @@ func (b *Backend) loadDense() (*dense.Retriever, error) {
 	return b.dense, b.denseErr
 }
 
-// Papers looks the papers up in the store.
+// Papers looks the papers up in the store by their IDs.
 func (b *Backend) Papers(ctx context.Context, ids []string) (map[string]corpus.Paper, error) {
 	if b.store == nil {
 		return nil, errors.New("local backend: no paper store")
 	}
-	return b.store.GetMany(ctx, ids)
+	return b.store.GetByID(ctx, ids)
 }
 
 // Stats describes the BM25 index opened and the dense index on disk.
