@@ -858,6 +858,9 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 	depth := k
 	if rr.Name() != rerank.NameNone {
 		depth = max(k, RerankDepth)
+		if pr, ok := rr.(rerank.Preparer); ok {
+			go pr.Prepare(text)
+		}
 	}
 	start := time.Now()
 	fr, warns, err := e.retrieve(ctx, s, p, text, cleaned, depth, names)

@@ -75,6 +75,15 @@ type RetrieverBound interface {
 	CheckRetrievers(names []string) error
 }
 
+// Preparer is implemented by rerankers that can do the query's share of
+// their work before the candidates are known. The engine calls Prepare in
+// a goroutine when a reranked search starts, so that this work overlaps
+// retrieval and the candidates' lookup; Rerank gives the same result
+// whether Prepare was called or not, before or while it runs.
+type Preparer interface {
+	Prepare(query string)
+}
+
 // None keeps the fused order.
 type None struct{}
 

@@ -100,3 +100,48 @@ func (c *docCache) len() int {
 	defer c.mu.Unlock()
 	return len(c.cur) + len(c.prev)
 }
+
+// maxPrepared bounds the analysed queries a Reranker keeps (Prepare, then
+// Rerank of the same query).
+const maxPrepared = 64
+
+// queryMemo keeps analysed queries by their text: Prepare analyses a
+// query while the engine retrieves its candidates, Rerank takes the
+// result (waiting for it when Prepare is still running). When full, it
+// starts over. Safe for concurrent use.
+type queryMemo struct {
+	mu  sync.Mutex
+	max int
+	m   map[string]*preparedQuery
+}
+
+type preparedQuery struct {
+	once sync.Once
+	q    *queryText
+}
+
+func newQueryMemo(max int) *queryMemo {
+	return &queryMemo{max: max, m: map[string]*preparedQuery{}}
+}
+
+// get returns the analysed query, analysing it once.
+func (m *queryMemo) get(query string) *queryText {
+	m.mu.Lock()
+	p, ok := m.m[query]
+	if !ok {
+		if len(m.m) >= m.max {
+			clear(m.m)
+		}
+		p = &preparedQuery{}
+		m.m[query] = p
+	}
+	m.mu.Unlock()
+	p.once.Do(func() { p.q = analyzeQuery(query) })
+	return p.q
+}
+
+func (m *queryMemo) len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.m)
+}

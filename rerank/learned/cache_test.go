@@ -61,8 +61,10 @@ func TestDocCacheSameFeatures(t *testing.T) {
 	assert.Equal(t, Features("dense retrieval Hopper", cands, rs), x.features("dense retrieval Hopper", cands))
 }
 
-// TestRerankerConcurrent: one Reranker (one cache) used by several
-// goroutines at once ranks as separate ones do (run with -race too).
+// TestRerankerConcurrent: one Reranker (one cache, one memo of prepared
+// queries) used by several goroutines at once, with Prepare called
+// before, during or not at all, ranks as separate ones do (run with -race
+// too).
 func TestRerankerConcurrent(t *testing.T) {
 	m := &Model{Retrievers: []string{"bm25"}, Features: FeatureNames([]string{"bm25"})}
 	w := make([]float64, len(m.Features))
@@ -76,7 +78,13 @@ func TestRerankerConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for q := range 8 {
 				cands := cacheCands(q+g, 30)
-				query := fmt.Sprintf("dense retrieval study %d", q)
+				query := fmt.Sprintf("dense retrieval [%d] study %d", g%2, q)
+				switch g {
+				case 1:
+					shared.Prepare(query)
+				case 2:
+					go shared.Prepare(query)
+				}
 				got, err := shared.Rerank(t.Context(), query, cands)
 				assert.NoError(t, err)
 				want, err := (&Reranker{model: m}).Rerank(t.Context(), query, cands)
@@ -87,6 +95,10 @@ func TestRerankerConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Positive(t, shared.cache.len())
+	for q := range 3 * maxPrepared {
+		shared.Prepare(fmt.Sprint("query ", q))
+	}
+	assert.LessOrEqual(t, shared.queries.len(), maxPrepared, "the memo is bounded")
 }
 
 func ones(n int) []float64 {

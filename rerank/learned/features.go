@@ -266,6 +266,7 @@ type extractor struct {
 	retrievers []string
 	docs       map[string]*docText
 	cache      *docCache
+	queries    *queryMemo // analysed queries (Prepare); may be nil
 }
 
 func (x *extractor) doc(c *rerank.Candidate) *docText {
@@ -283,6 +284,16 @@ func (x *extractor) doc(c *rerank.Candidate) *docText {
 // parallelDocs is the number of candidates from which analysing their
 // texts is split over the CPUs (analysis is most of a rerank's work).
 const parallelDocs = 16
+
+// parallelWorkers is how many goroutines share work on n candidates: 1
+// below parallelDocs, else up to GOMAXPROCS with at least parallelDocs/2
+// candidates each.
+func parallelWorkers(n int) int {
+	if n < parallelDocs {
+		return 1
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), n/(parallelDocs/2)))
+}
 
 // docsOf analyses the candidates' texts, on up to GOMAXPROCS goroutines
 // when there is no cache and enough candidates to be worth it.
@@ -308,8 +319,8 @@ func (x *extractor) docsOf(cands []rerank.Candidate) []*docText {
 			todo = append(todo, i)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(todo)/(parallelDocs/2))
-	if len(todo) < parallelDocs || workers < 2 {
+	workers := parallelWorkers(len(todo))
+	if workers < 2 {
 		for _, i := range todo {
 			docs[i] = analyzeDoc(&cands[i])
 		}
@@ -346,7 +357,12 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	if n == 0 {
 		return out
 	}
-	q := analyzeQuery(query)
+	var q *queryText
+	if x.queries != nil {
+		q = x.queries.get(query)
+	} else {
+		q = analyzeQuery(query)
+	}
 	docs := x.docsOf(cands)
 
 	// Pool statistics: document frequency of query terms over the
@@ -416,149 +432,158 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	_, cNorm := sortedVec(centroid)
 
 	nq := float64(len(q.terms))
-	seenBigram := make([]bool, len(q.bigrams))
 	nf := len(x.retrievers)*len(perRetriever) + len(baseFeatures)
 	base := len(x.retrievers) * len(perRetriever)
-	for i := range cands {
-		c, d := &cands[i], docs[i]
-		f := make([]float64, 0, nf)
-		for k, r := range x.retrievers {
-			s, ok := c.Sources[r]
-			if !ok || s.Rank <= 0 {
-				// Not returned: below the lowest it returned.
-				f = append(f, 0, missingRank, 0, 0, rs[k].z(rs[k].lo)-0.5, 0)
-				continue
-			}
-			f = append(f, 1, float64(s.Rank)/float64(n), 1/float64(s.Rank), rs[k].minmax(s.Score), rs[k].z(s.Score), rs[k].ratio(s.Score))
-		}
-		rank := c.Rank
-		if rank <= 0 {
-			rank = i + 1
-		}
-		count := 0
-		for _, r := range x.retrievers {
-			if s, ok := c.Sources[r]; ok && s.Rank > 0 {
-				count++
-			}
-		}
-		f = append(f, float64(rank)/float64(n), 1/float64(rank), fs.minmax(c.Score), fs.z(c.Score),
-			safeDiv(float64(count), float64(len(x.retrievers))))
-
-		var tHit, tIdf, aHit, aIdf, kHit, allIdf float64
-		for _, t := range q.terms {
-			inT, inA, inK := d.titleTF[t] > 0, d.absTF[t] > 0, d.kwSet[t]
-			if inT {
-				tHit++
-				tIdf += idf[t]
-			}
-			if inA {
-				aHit++
-				aIdf += idf[t]
-			}
-			if inK {
-				kHit++
-			}
-			if inT || inA || inK {
-				allIdf += idf[t]
-			}
-		}
-		titleInQuery := 0.0
-		for t := range d.titleTF {
-			if q.termSet[t] {
-				titleInQuery++
-			}
-		}
-		// title bigrams (with repeats) that are query bigrams; distinct
-		// query bigrams found in the abstract
-		tb := 0.0
-		for k := 1; k < len(d.title); k++ {
-			if _, ok := q.bigrams[[2]string{d.title[k-1], d.title[k]}]; ok {
-				tb++
-			}
-		}
-		ab := 0.0
-		clear(seenBigram)
-		for k := 1; k < len(d.abs); k++ {
-			if j, ok := q.bigrams[[2]string{d.abs[k-1], d.abs[k]}]; ok && !seenBigram[j] {
-				seenBigram[j] = true
-				ab++
-			}
-		}
-		f = append(f,
-			safeDiv(tHit, nq), safeDiv(tIdf, idfSum), safeDiv(titleInQuery, float64(len(d.titleTF))),
-			safeDiv(tb, float64(max(len(d.title)-1, 0))), bm25(q.terms, idf, d.titleTF, len(d.title), titleLen),
-			safeDiv(aHit, nq), safeDiv(aIdf, idfSum), safeDiv(ab, float64(len(q.bigrams))), bm25(q.terms, idf, d.absTF, len(d.abs), absLen),
-			safeDiv(kHit, nq),
-			safeDiv(allIdf, idfSum), safeDiv(allIdf, idfSum)) // all.idfcov.z: z-scored below
-
-		var acT, acA float64
-		for _, w := range q.acronyms {
-			inTitle := containsWord(c.Title, w)
-			if inTitle {
-				acT++
-			}
-			if inTitle || containsWord(c.Abstract, w) {
-				acA++
-			}
-		}
-		na := float64(len(q.acronyms))
-		f = append(f, safeDiv(acT, na), safeDiv(acA, na))
-
-		anyAuthor, firstAuthor := 0.0, 0.0
-		for j, fam := range d.families {
-			if len([]rune(fam)) >= 3 && q.words[fam] {
-				anyAuthor = 1
-				if j == 0 {
-					firstAuthor = 1
+	// each candidate's vector depends only on the pool statistics above:
+	// split over the CPUs like the analysis
+	workers := parallelWorkers(n)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			seenBigram := make([]bool, len(q.bigrams))
+			for i := w; i < n; i += workers {
+				c, d := &cands[i], docs[i]
+				f := make([]float64, 0, nf)
+				for k, r := range x.retrievers {
+					s, ok := c.Sources[r]
+					if !ok || s.Rank <= 0 {
+						// Not returned: below the lowest it returned.
+						f = append(f, 0, missingRank, 0, 0, rs[k].z(rs[k].lo)-0.5, 0)
+						continue
+					}
+					f = append(f, 1, float64(s.Rank)/float64(n), 1/float64(s.Rank), rs[k].minmax(s.Score), rs[k].z(s.Score), rs[k].ratio(s.Score))
 				}
+				rank := c.Rank
+				if rank <= 0 {
+					rank = i + 1
+				}
+				count := 0
+				for _, r := range x.retrievers {
+					if s, ok := c.Sources[r]; ok && s.Rank > 0 {
+						count++
+					}
+				}
+				f = append(f, float64(rank)/float64(n), 1/float64(rank), fs.minmax(c.Score), fs.z(c.Score),
+					safeDiv(float64(count), float64(len(x.retrievers))))
+
+				var tHit, tIdf, aHit, aIdf, kHit, allIdf float64
+				for _, t := range q.terms {
+					inT, inA, inK := d.titleTF[t] > 0, d.absTF[t] > 0, d.kwSet[t]
+					if inT {
+						tHit++
+						tIdf += idf[t]
+					}
+					if inA {
+						aHit++
+						aIdf += idf[t]
+					}
+					if inK {
+						kHit++
+					}
+					if inT || inA || inK {
+						allIdf += idf[t]
+					}
+				}
+				titleInQuery := 0.0
+				for t := range d.titleTF {
+					if q.termSet[t] {
+						titleInQuery++
+					}
+				}
+				// title bigrams (with repeats) that are query bigrams; distinct
+				// query bigrams found in the abstract
+				tb := 0.0
+				for k := 1; k < len(d.title); k++ {
+					if _, ok := q.bigrams[[2]string{d.title[k-1], d.title[k]}]; ok {
+						tb++
+					}
+				}
+				ab := 0.0
+				clear(seenBigram)
+				for k := 1; k < len(d.abs); k++ {
+					if j, ok := q.bigrams[[2]string{d.abs[k-1], d.abs[k]}]; ok && !seenBigram[j] {
+						seenBigram[j] = true
+						ab++
+					}
+				}
+				f = append(f,
+					safeDiv(tHit, nq), safeDiv(tIdf, idfSum), safeDiv(titleInQuery, float64(len(d.titleTF))),
+					safeDiv(tb, float64(max(len(d.title)-1, 0))), bm25(q.terms, idf, d.titleTF, len(d.title), titleLen),
+					safeDiv(aHit, nq), safeDiv(aIdf, idfSum), safeDiv(ab, float64(len(q.bigrams))), bm25(q.terms, idf, d.absTF, len(d.abs), absLen),
+					safeDiv(kHit, nq),
+					safeDiv(allIdf, idfSum), safeDiv(allIdf, idfSum)) // all.idfcov.z: z-scored below
+
+				var acT, acA float64
+				for _, w := range q.acronyms {
+					inTitle := containsWord(c.Title, w)
+					if inTitle {
+						acT++
+					}
+					if inTitle || containsWord(c.Abstract, w) {
+						acA++
+					}
+				}
+				na := float64(len(q.acronyms))
+				f = append(f, safeDiv(acT, na), safeDiv(acA, na))
+
+				anyAuthor, firstAuthor := 0.0, 0.0
+				for j, fam := range d.families {
+					if len([]rune(fam)) >= 3 && q.words[fam] {
+						anyAuthor = 1
+						if j == 0 {
+							firstAuthor = 1
+						}
+					}
+				}
+				f = append(f, anyAuthor, firstAuthor)
+
+				hasAbs := 0.0
+				if len(d.abs) > 0 {
+					hasAbs = 1
+				}
+				f = append(f, safeDiv(float64(len(d.title)), titleLen), safeDiv(float64(len(d.abs)), absLen), hasAbs)
+
+				// The share of the dated candidates older than this one.
+				ypct, yhas := 0.0, 0.0
+				if c.Year > 0 {
+					older, _ := slices.BinarySearch(years, c.Year)
+					ypct, yhas = safeDiv(float64(older), float64(len(years)-1)), 1
+				}
+				f = append(f, ypct, yhas)
+
+				vp := 0.0
+				if v := strings.ToLower(strings.TrimSpace(c.Venue)); v != "" {
+					vp = float64(venues[v]-1) / float64(n)
+				}
+				f = append(f, vp)
+
+				sim := 0.0
+				if d.vecNorm > 0 && cNorm > 0 {
+					dot := 0.0
+					for _, tw := range d.vec {
+						dot += tw.w * centroid[tw.term]
+					}
+					sim = dot / (d.vecNorm * cNorm)
+				}
+				f = append(f, sim, sim) // prf.simr: a share of the best, below
+
+				var winAll, winTitle, sentAll, sentBM25 float64
+				for _, w := range q.wins {
+					a, t := localCoverage(w, idf, d)
+					winAll, winTitle = math.Max(winAll, a), math.Max(winTitle, t)
+				}
+				for _, st := range q.sents {
+					a, _ := localCoverage(st, idf, d)
+					sentAll = math.Max(sentAll, a)
+					u := uniq(st)
+					sentBM25 = math.Max(sentBM25, bm25(u, idf, d.absTF, len(d.abs), absLen)+bm25(u, idf, d.titleTF, len(d.title), titleLen))
+				}
+				f = append(f, winAll, winTitle, sentAll, sentBM25)
+				out[i] = f
 			}
-		}
-		f = append(f, anyAuthor, firstAuthor)
-
-		hasAbs := 0.0
-		if len(d.abs) > 0 {
-			hasAbs = 1
-		}
-		f = append(f, safeDiv(float64(len(d.title)), titleLen), safeDiv(float64(len(d.abs)), absLen), hasAbs)
-
-		// The share of the dated candidates older than this one.
-		ypct, yhas := 0.0, 0.0
-		if c.Year > 0 {
-			older, _ := slices.BinarySearch(years, c.Year)
-			ypct, yhas = safeDiv(float64(older), float64(len(years)-1)), 1
-		}
-		f = append(f, ypct, yhas)
-
-		vp := 0.0
-		if v := strings.ToLower(strings.TrimSpace(c.Venue)); v != "" {
-			vp = float64(venues[v]-1) / float64(n)
-		}
-		f = append(f, vp)
-
-		sim := 0.0
-		if d.vecNorm > 0 && cNorm > 0 {
-			dot := 0.0
-			for _, tw := range d.vec {
-				dot += tw.w * centroid[tw.term]
-			}
-			sim = dot / (d.vecNorm * cNorm)
-		}
-		f = append(f, sim, sim) // prf.simr: a share of the best, below
-
-		var winAll, winTitle, sentAll, sentBM25 float64
-		for _, w := range q.wins {
-			a, t := localCoverage(w, idf, d)
-			winAll, winTitle = math.Max(winAll, a), math.Max(winTitle, t)
-		}
-		for _, st := range q.sents {
-			a, _ := localCoverage(st, idf, d)
-			sentAll = math.Max(sentAll, a)
-			u := uniq(st)
-			sentBM25 = math.Max(sentBM25, bm25(u, idf, d.absTF, len(d.abs), absLen)+bm25(u, idf, d.titleTF, len(d.title), titleLen))
-		}
-		f = append(f, winAll, winTitle, sentAll, sentBM25)
-		out[i] = f
+		})
 	}
+	wg.Wait()
 
 	// Scores whose scale depends on the query (BM25 grows with its
 	// length) become a share of the best candidate's; the overlap is

@@ -301,17 +301,29 @@ func sameSet(a, b []string) bool {
 // texts of the last DefaultDocCache candidates it saw (docCache). It is
 // safe for concurrent use.
 type Reranker struct {
-	model *Model
-	cache *docCache
+	model   *Model
+	cache   *docCache
+	queries *queryMemo
 }
 
 var (
 	_ rerank.Reranker       = (*Reranker)(nil)
 	_ rerank.RetrieverBound = (*Reranker)(nil)
+	_ rerank.Preparer       = (*Reranker)(nil)
 )
 
 // New returns a reranker scoring with m.
-func New(m *Model) *Reranker { return &Reranker{model: m, cache: newDocCache(DefaultDocCache)} }
+func New(m *Model) *Reranker {
+	return &Reranker{model: m, cache: newDocCache(DefaultDocCache), queries: newQueryMemo(maxPrepared)}
+}
+
+// Prepare analyses the query (its terms, bigrams, acronyms, citing
+// sentences and windows) ahead of Rerank, which then takes the result.
+func (r *Reranker) Prepare(query string) {
+	if r.queries != nil {
+		r.queries.get(query)
+	}
+}
 
 // Default returns a reranker with the built-in model of the default
 // pipeline.
@@ -351,15 +363,22 @@ func (r *Reranker) Rerank(ctx context.Context, query string, cands []rerank.Cand
 	if len(cands) == 0 {
 		return rerank.Outcome{Candidates: cands, Scores: []float64{}}, nil
 	}
-	x := &extractor{retrievers: r.model.Retrievers, cache: r.cache}
+	x := &extractor{retrievers: r.model.Retrievers, cache: r.cache, queries: r.queries}
 	xs := x.features(query, cands)
 	if err := ctx.Err(); err != nil {
 		return rerank.Outcome{}, err
 	}
 	scores := make([]float64, len(cands))
-	for i, x := range xs {
-		scores[i] = r.model.Score(x)
+	workers := parallelWorkers(len(xs))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(xs); i += workers {
+				scores[i] = r.model.Score(xs[i])
+			}
+		})
 	}
+	wg.Wait()
 	order := Order(scores)
 	out := rerank.Outcome{Candidates: make([]rerank.Candidate, len(cands)), Scores: make([]float64, len(cands))}
 	for i, j := range order {
