@@ -1,7 +1,7 @@
 package learned
 
 import (
-	"hash/fnv"
+	"hash/maphash"
 	"sync"
 
 	"github.com/citefind/citefind/rerank"
@@ -40,19 +40,24 @@ func newDocCache(max int) *docCache {
 	return &docCache{half: max / 2, cur: map[string]cachedDoc{}, prev: map[string]cachedDoc{}}
 }
 
-// fingerprint hashes the texts analyzeDoc reads.
+// fingerprintSeed keys the fingerprints of this process.
+var fingerprintSeed = maphash.MakeSeed()
+
+// fingerprint hashes the texts analyzeDoc reads (maphash: an entry lives
+// only as long as the process).
 func fingerprint(c *rerank.Candidate) uint64 {
-	h := fnv.New64a()
+	var h maphash.Hash
+	h.SetSeed(fingerprintSeed)
 	put := func(s string) {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+		h.WriteString(s)
+		h.WriteByte(0)
 	}
 	put(c.Title)
 	put(c.Abstract)
 	for _, k := range c.Keywords {
 		put(k)
 	}
-	h.Write([]byte{1})
+	h.WriteByte(1)
 	for _, a := range c.Authors {
 		put(a)
 	}

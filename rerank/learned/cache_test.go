@@ -2,6 +2,7 @@ package learned
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -108,3 +109,67 @@ func ones(n int) []float64 {
 	}
 	return out
 }
+
+// TestForestSameScores: the flat forest scores exactly as Model.Score on
+// both built-in models, for vectors whose values sit on, below and above
+// the models' thresholds; a linear model has no forest.
+func TestForestSameScores(t *testing.T) {
+	for _, names := range [][]string{{"bm25", "citing", "dense"}, {"bm25", "rm3", "citing"}} {
+		m, err := DefaultModelFor(names)
+		require.NoError(t, err)
+		f := flatten(m)
+		require.NotNil(t, f, "%v", names)
+		var thresholds []float64
+		for _, tr := range m.Trees {
+			for _, n := range tr.Nodes {
+				if n.Feature >= 0 {
+					thresholds = append(thresholds, n.Threshold)
+				}
+			}
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		for range 2000 {
+			x := make([]float64, len(m.Features))
+			for k := range x {
+				th := thresholds[rng.IntN(len(thresholds))]
+				x[k] = []float64{th, th - 1e-9, th + 1e-9, rng.NormFloat64()}[rng.IntN(4)]
+			}
+			require.Equal(t, m.Score(x), f.score(x))
+		}
+	}
+	lin := &Model{Linear: &Linear{Weights: []float64{1}, Mean: []float64{0}, Scale: []float64{1}}}
+	assert.Nil(t, flatten(lin))
+	assert.Nil(t, flatten(&Model{Trees: []Tree{{Nodes: []Node{{Feature: 0, Left: 1, Right: 7}, {Feature: -1}}}}}), "a child out of range")
+}
+
+// BenchmarkScore scores 100 vectors with the built-in model, through
+// Model.Score and through its flat forest.
+func BenchmarkScore(b *testing.B) {
+	m, err := DefaultModel()
+	require.NoError(b, err)
+	rng := rand.New(rand.NewPCG(1, 1))
+	xs := make([][]float64, 100)
+	for i := range xs {
+		xs[i] = make([]float64, len(m.Features))
+		for k := range xs[i] {
+			xs[i][k] = rng.Float64()
+		}
+	}
+	f := flatten(m)
+	b.Run("Model.Score", func(b *testing.B) {
+		for b.Loop() {
+			for _, x := range xs {
+				sinkScore += m.Score(x)
+			}
+		}
+	})
+	b.Run("forest", func(b *testing.B) {
+		for b.Loop() {
+			for _, x := range xs {
+				sinkScore += f.score(x)
+			}
+		}
+	})
+}
+
+var sinkScore float64
