@@ -32,8 +32,11 @@ const (
 	// DefaultRetrieverTimeout is each retriever's time budget when several
 	// run.
 	DefaultRetrieverTimeout = 5 * time.Second
-	// RerankDepth is how many fused candidates a reranker reorders (at
-	// least the number of hits asked for).
+	// RerankDepth is how many fused candidates a reranker reorders, unless
+	// it names its own depth (rerank.DepthBound: the learned reranker
+	// reorders as many as its model was trained on). A search fetches at
+	// least this many, and at least the hits asked for; those below the
+	// reranker's depth follow the reranked ones in fused order.
 	RerankDepth = 100
 )
 
@@ -855,9 +858,12 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 		res.Warnings = append(res.Warnings, "the query is empty after removing citation markers")
 		return res, nil
 	}
-	depth := k
+	depth, rerankDepth := k, RerankDepth
 	if rr.Name() != rerank.NameNone {
-		depth = max(k, RerankDepth)
+		if db, ok := rr.(rerank.DepthBound); ok && db.Depth() > 0 {
+			rerankDepth = db.Depth()
+		}
+		depth = max(k, rerankDepth)
 		if pr, ok := rr.(rerank.Preparer); ok {
 			go pr.Prepare(text)
 		}
@@ -880,13 +886,19 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 
 	if rr.Name() != rerank.NameNone && len(cands) > 1 {
 		start := time.Now()
-		out, err := rr.Rerank(ctx, text, cands)
+		// the reranker reorders its depth's worth; candidates below
+		// follow in fused order
+		head, tail := cands, []rerank.Candidate(nil)
+		if len(cands) > rerankDepth {
+			head, tail = cands[:rerankDepth], cands[rerankDepth:]
+		}
+		out, err := rr.Rerank(ctx, text, head)
 		if err != nil {
 			return nil, fmt.Errorf("rerank: %w", err)
 		}
 		res.Warnings = append(res.Warnings, out.Warnings...)
-		if len(out.Candidates) != len(cands) {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the %s reranker returned %d of %d candidates; kept the fused order", rr.Name(), len(out.Candidates), len(cands)))
+		if len(out.Candidates) != len(head) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the %s reranker returned %d of %d candidates; kept the fused order", rr.Name(), len(out.Candidates), len(head)))
 		} else {
 			// The hits carry the reranker's rank and score (its own, or
 			// one by position for a reranker without scores), and the
@@ -904,6 +916,21 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 				c.Sources[rr.Name()] = fuse.Source{Rank: i + 1, Score: score}
 				c.Rank, c.Score = i+1, score
 				reranked[i] = c
+			}
+			// below the reranked ones, in fused order, scored below the
+			// last of them so that scores still decrease (TREC run files
+			// are read by score)
+			last := 0.0
+			if len(reranked) > 0 {
+				last = reranked[len(reranked)-1].Score
+			}
+			for j, c := range tail {
+				score := last - float64(j+1)
+				res.Stages.Reranked = append(res.Stages.Reranked, corpus.Hit{ID: c.ID, Score: score})
+				c.Sources = maps.Clone(c.Sources)
+				c.Sources[citefind.SourceFused] = fuse.Source{Rank: c.Rank, Score: c.Score}
+				c.Rank, c.Score = len(reranked)+j+1, score
+				reranked = append(reranked, c)
 			}
 			cands = reranked
 		}

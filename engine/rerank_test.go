@@ -87,3 +87,50 @@ func TestDatabaseLearnedModel(t *testing.T) {
 	_, err = eng.Search(ctx, "reciprocal rank fusion", citefind.QueryOptions{Rerank: "learned"})
 	require.ErrorIs(t, err, learned.ErrInvalidModel, "the changed file is read again")
 }
+
+// TestLearnedRerankerDepth: a model trained on N candidates per query
+// reranks the top N fused candidates; the ones below follow in fused
+// order, without the reranker's source, scored below the reranked ones.
+func TestLearnedRerankerDepth(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	_, err := build.Ensure(ctx, dir, build.EnsureOptions{Files: []string{filepath.Join("..", "sample", "papers.bib")}})
+	require.NoError(t, err)
+	probe, err := engine.Open(ctx, dir, engine.Options{})
+	require.NoError(t, err)
+	m, err := learned.DefaultModelFor(probe.Pipeline().Retrievers)
+	require.NoError(t, err)
+	require.NoError(t, probe.Close())
+	m.Training.Depth = 5
+	path := filepath.Join(t.TempDir(), "model.json")
+	require.NoError(t, m.Save(path))
+
+	eng, err := engine.Open(ctx, dir, engine.Options{RerankModel: path})
+	require.NoError(t, err)
+	defer eng.Close()
+	text := "Rankings are merged with reciprocal rank fusion [3], and passages come from a dense retriever [7]."
+	res, err := eng.Search(ctx, text, citefind.QueryOptions{K: 12, Rerank: "learned"})
+	require.NoError(t, err)
+	cands := res.Stages.Candidates
+	require.Greater(t, len(cands), 5, "the sample needs more candidates than the depth")
+	want, err := learned.New(m).Rerank(ctx, text, cands[:5])
+	require.NoError(t, err)
+	require.Len(t, res.Stages.Reranked, len(cands))
+	for i, h := range res.Stages.Reranked {
+		if i < 5 {
+			assert.Equal(t, want.Candidates[i].ID, h.ID, "rank %d", i+1)
+		} else {
+			assert.Equal(t, cands[i].ID, h.ID, "rank %d: fused order below the depth", i+1)
+		}
+		if i > 0 {
+			assert.Less(t, h.Score, res.Stages.Reranked[i-1].Score, "rank %d", i+1)
+		}
+	}
+	require.Len(t, res.Hits, min(12, len(cands)))
+	for i, h := range res.Hits {
+		_, reranked := h.Sources["learned"]
+		assert.Equal(t, i < 5, reranked, "rank %d", i+1)
+		assert.Equal(t, i+1, h.Rank)
+		assert.Contains(t, h.Sources, citefind.SourceFused)
+	}
+}

@@ -84,6 +84,15 @@ type Preparer interface {
 	Prepare(query string)
 }
 
+// DepthBound is implemented by rerankers made for a given number of
+// candidates (the learned reranker: its features are normalised over the
+// candidates of a query, as many as its model was trained on). Depth is
+// how many of the fused candidates the caller should hand to Rerank; 0
+// means any number.
+type DepthBound interface {
+	Depth() int
+}
+
 // None keeps the fused order.
 type None struct{}
 

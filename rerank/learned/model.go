@@ -311,6 +311,7 @@ var (
 	_ rerank.Reranker       = (*Reranker)(nil)
 	_ rerank.RetrieverBound = (*Reranker)(nil)
 	_ rerank.Preparer       = (*Reranker)(nil)
+	_ rerank.DepthBound     = (*Reranker)(nil)
 )
 
 // New returns a reranker scoring with m.
@@ -380,6 +381,10 @@ func (r *Reranker) score(x []float64) float64 {
 	}
 	return r.model.Score(x)
 }
+
+// Depth is the number of candidates per query the model was trained on
+// (0 when its file does not say): the engine reranks that many.
+func (r *Reranker) Depth() int { return r.model.Training.Depth }
 
 // Prepare analyses the query (its terms, bigrams, acronyms, citing
 // sentences and windows) ahead of Rerank, which then takes the result.
