@@ -100,6 +100,41 @@ func TestPipelineFile(t *testing.T) {
 	require.Error(t, d.SavePipeline(ctx, withDense))
 }
 
+// TestOldBuiltinPipelineUpdated: a database holding the contrast
+// embedder's built-in pipeline of an earlier citefind (no reranker) gets
+// this version's from EnsurePipeline, with a warning; a pipeline the user
+// measured is kept.
+func TestOldBuiltinPipelineUpdated(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	d, err := db.Create(ctx, dir)
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.SetEmbedder(ctx, db.EmbedderContrast))
+	old := `{"format": 2, "embedder": "contrast", "retrievers": ["bm25", "citing", "dense"], "method": "minmax",
+	"weights": {"bm25": 1, "citing": 0.5, "dense": 0.4},
+	"source": "built-in default for the contrast embedder, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights)"}`
+	path := filepath.Join(dir, db.PipelineFile)
+	require.NoError(t, os.WriteFile(path, []byte(old), 0o644))
+	warn, err := d.EnsurePipeline(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, warn, "built-in pipeline of an earlier citefind")
+	got, err := db.ReadPipeline(dir)
+	require.NoError(t, err)
+	assert.Equal(t, db.BuiltinPipeline(db.EmbedderContrast), *got)
+	assert.Equal(t, "learned", got.Rerank)
+
+	measured := `{"format": 2, "embedder": "contrast", "retrievers": ["bm25", "dense"], "method": "minmax",
+	"weights": {"bm25": 1, "dense": 0.7}, "source": "eval --sweep-weights on my field"}`
+	require.NoError(t, os.WriteFile(path, []byte(measured), 0o644))
+	warn, err = d.EnsurePipeline(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, warn)
+	got, err = db.ReadPipeline(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "eval --sweep-weights on my field", got.Source)
+}
+
 func TestQueryPipelineOfAnotherEmbedder(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()

@@ -12,6 +12,7 @@ import (
 	"github.com/citefind/citefind"
 	"github.com/citefind/citefind/fuse"
 	"github.com/citefind/citefind/internal/atomicfile"
+	"github.com/citefind/citefind/rerank"
 )
 
 // pipelineFormat is the current PipelineFile format; format 1 is the
@@ -93,20 +94,31 @@ func (p *Pipeline) Validate() error {
 	return citefind.CheckReranker(p.Rerank)
 }
 
+// builtinContrastSource is the Source of the contrast embedder's
+// built-in pipeline; oldBuiltinSources are the Sources of earlier
+// built-in pipelines, which EnsurePipeline brings up to date.
+const builtinContrastSource = "built-in default for the contrast embedder, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights), reranked by the learned reranker"
+
+var oldBuiltinSources = []string{
+	"built-in default for the contrast embedder, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights)",
+}
+
 // BuiltinPipeline returns the pipeline citefind ships for a database whose
 // embedder is spec (EmbedderNone, EmbedderBuiltin, EmbedderContrast or
 // "ollama:MODEL"), chosen by eval --sweep-weights (docs/benchmarks.md):
 //
 //   - no embedder: bm25 + rm3 (0.2) + citing (0.5), min-max fusion;
 //   - contrast (the default embedder): bm25 + citing (0.5) + dense (0.4),
-//     min-max, chosen across ACM-CR, SciFact and ScisummNet;
+//     min-max, chosen across ACM-CR, SciFact and ScisummNet, then the
+//     learned reranker (its built-in model for these retrievers, trained
+//     on 50 candidates a query on the three collections);
 //   - builtin (LSA): bm25 + rm3 (0.2) + citing (0.5) + dense 0.05;
 //   - an Ollama model: the same + dense 0.3, not measured here (no model
 //     weights are available to us); the weight the measurement of
 //     a sentence encoder found best. Run eval --sweep-weights
 //     --save-weights on a benchmark of your field to choose your own.
 //
-// No reranker by default.
+// The other defaults have no reranker.
 func BuiltinPipeline(spec string) Pipeline {
 	p := Pipeline{
 		Format:     pipelineFormat,
@@ -126,7 +138,8 @@ func BuiltinPipeline(spec string) Pipeline {
 		// most of the query time.
 		p.Retrievers = []string{citefind.RetrieverBM25, citefind.RetrieverCiting, citefind.RetrieverDense}
 		p.Weights = map[string]float64{citefind.RetrieverBM25: 1, citefind.RetrieverCiting: 0.5, citefind.RetrieverDense: 0.4}
-		p.Source = "built-in default for the contrast embedder, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights)"
+		p.Rerank = rerank.NameLearned
+		p.Source = builtinContrastSource
 	case spec != EmbedderNone && spec != "":
 		p.Retrievers = append(p.Retrievers, citefind.RetrieverDense)
 		p.Weights[citefind.RetrieverDense] = 0.3
@@ -180,6 +193,9 @@ func (d *DB) EnsurePipeline(ctx context.Context) (string, error) {
 	case rerr != nil:
 		warning = fmt.Sprintf("%v: replaced by the built-in pipeline for the %s embedder", rerr, spec)
 	case cur == nil:
+	case cur.Embedder == spec && slices.Contains(oldBuiltinSources, cur.Source):
+		warning = fmt.Sprintf("%s: the built-in pipeline of an earlier citefind (%s) was replaced by this version's (%s)",
+			filepath.Join(d.Dir, PipelineFile), cur.Source, BuiltinPipeline(spec).Source)
 	case cur.Embedder == spec || spec == EmbedderNone && !slices.Contains(cur.Retrievers, citefind.RetrieverDense):
 		if errNew == nil {
 			return "", nil

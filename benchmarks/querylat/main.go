@@ -70,7 +70,11 @@ func run(ctx context.Context, args []string) error {
 	}
 	defer eng.Close()
 	p := eng.Pipeline()
-	fmt.Printf("database %s: %d papers; pipeline %s (%s); rerank %q; k %d\n", *db, eng.Count(ctx), strings.Join(p.Retrievers, ","), p.Method, *rerank, *k)
+	rr := *rerank
+	if rr == "" {
+		rr = p.Rerank + " (the database's)"
+	}
+	fmt.Printf("database %s: %d papers; pipeline %s (%s); rerank %s; k %d\n", *db, eng.Count(ctx), strings.Join(p.Retrievers, ","), p.Method, rr, *k)
 	qo := citefind.QueryOptions{K: *k, Rerank: *rerank}
 	n := 0
 	for _, set := range a.Sets {
