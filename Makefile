@@ -111,12 +111,13 @@ eval: build
 	cat $(EVAL_OUT)/eval.md
 
 # The learned reranker's built-in model (rerank/learned/default_model.json):
-# LambdaMART over the top 100 candidates of the default pipeline (bm25 1 +
-# citing 0.5 + dense 0.4, min-max, contrast embedder; for the pipeline
-# without an embedder, default_model_sparse.json, pass TRAIN_PIPELINE="
+# LambdaMART over the top 50 candidates of the default pipeline (bm25 1 +
+# citing 0.5 + dense 0.4, min-max, contrast embedder; the engine reranks as
+# many as the model was trained on; for the pipeline without an embedder,
+# default_model_sparse.json (100 candidates), pass TRAIN_PIPELINE="
 # --retrievers bm25,rm3,citing --fusion minmax --weights bm25=1,rm3=0.2,citing=0.5"
-# TRAIN_OUT=rerank/learned/default_model_sparse.json and databases without an
-# embedder), trained on three collections: ACM-CR (both
+# TRAIN_PARAMS=--balance TRAIN_OUT=rerank/learned/default_model_sparse.json
+# and databases without an embedder), trained on three collections: ACM-CR (both
 # topic sets), SciFact's train split, and a fixed sample of 2,000 ScisummNet
 # sentences of its clean split without the keep_for_gold ones (which, with
 # SciFact's test split, are scored after training: queries it never saw).
@@ -129,7 +130,7 @@ TRAIN_DB ?= $(EVAL_DB)
 TRAIN_PIPELINE := --retrievers bm25,citing,dense --fusion minmax --weights bm25=1,citing=0.5,dense=0.4
 TRAIN_SCIFACT_DB ?= .cache/bench/scifact
 TRAIN_SCISUMMNET_DB ?= .cache/bench/scisummnet
-TRAIN_PARAMS ?= --balance
+TRAIN_PARAMS ?= --balance -k 50
 TRAIN_OUT ?= rerank/learned/default_model.json
 TRAIN_BENCHES := --bench acm-cr --db $(TRAIN_DB) --data $(ACMCR) \
   --bench beir:train --data $(DEVSETS)/scifact --db $(TRAIN_SCIFACT_DB) \

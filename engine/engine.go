@@ -834,16 +834,24 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 		return nil, err
 	}
 	rerankName := opts.Rerank
-	if rerankName == "" {
+	fromPipeline := rerankName == ""
+	if fromPipeline {
 		rerankName = p.rerankName
 	}
 	rr, err := e.reranker(rerankName, names)
 	if err != nil {
 		return nil, err
 	}
+	var rerankWarning string
 	if rb, ok := rr.(rerank.RetrieverBound); ok {
 		if err := rb.CheckRetrievers(names); err != nil {
-			return nil, err
+			if !fromPipeline {
+				return nil, err
+			}
+			// The database's reranker was made for the pipeline's
+			// retrievers; a search that picks others is not reranked.
+			rerankWarning = fmt.Sprintf("not reranked: the database's %s reranker was made for other retrievers than %s (pass --rerank none to leave it out)", rr.Name(), strings.Join(names, ","))
+			rr = rerank.None{}
 		}
 	}
 
@@ -854,6 +862,9 @@ func (e *Engine) Search(ctx context.Context, text string, opts citefind.QueryOpt
 	res := &citefind.Result{Query: text, Cleaned: cleaned, Hits: []citefind.Hit{},
 		Warnings: append(slices.Clone(p.warnings), s.warnings...),
 		Stages:   citefind.Stages{Retrievers: map[string][]corpus.Hit{}, Reranker: rr.Name(), Durations: map[string]time.Duration{}}}
+	if rerankWarning != "" {
+		res.Warnings = append(res.Warnings, rerankWarning)
+	}
 	if strings.TrimSpace(cleaned) == "" {
 		res.Warnings = append(res.Warnings, "the query is empty after removing citation markers")
 		return res, nil

@@ -134,3 +134,44 @@ func TestLearnedRerankerDepth(t *testing.T) {
 		assert.Contains(t, h.Sources, citefind.SourceFused)
 	}
 }
+
+// TestPipelineRerankerOtherRetrievers: the database's pipeline reranks
+// with the learned reranker; a search that picks other retrievers than
+// its model's is not reranked and says why, while asking for the learned
+// reranker with them is refused.
+func TestPipelineRerankerOtherRetrievers(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	_, err := build.Ensure(ctx, dir, build.EnsureOptions{Files: []string{filepath.Join("..", "sample", "papers.bib")}})
+	require.NoError(t, err)
+	d, err := db.Open(ctx, dir)
+	require.NoError(t, err)
+	p := db.BuiltinPipeline(db.EmbedderNone)
+	p.Rerank = "learned"
+	require.NoError(t, d.SavePipeline(ctx, p))
+	require.NoError(t, d.Close())
+
+	eng, err := engine.Open(ctx, dir, engine.Options{})
+	require.NoError(t, err)
+	defer eng.Close()
+	text := "Rankings are merged with reciprocal rank fusion [3]."
+	res, err := eng.Search(ctx, text, citefind.QueryOptions{K: 5})
+	require.NoError(t, err)
+	assert.Equal(t, "learned", res.Stages.Reranker, "the pipeline's retrievers: reranked")
+	assert.NotEmpty(t, res.Stages.Reranked)
+
+	res, err = eng.Search(ctx, text, citefind.QueryOptions{K: 5, Retrievers: []string{"bm25"}})
+	require.NoError(t, err)
+	assert.Equal(t, "none", res.Stages.Reranker)
+	assert.Nil(t, res.Stages.Reranked)
+	require.NotEmpty(t, res.Hits)
+	require.Len(t, res.Warnings, 1)
+	assert.Contains(t, res.Warnings[0], "not reranked")
+	assert.Contains(t, res.Warnings[0], "--rerank none")
+
+	_, err = eng.Search(ctx, text, citefind.QueryOptions{K: 5, Retrievers: []string{"bm25"}, Rerank: "learned"})
+	require.ErrorIs(t, err, learned.ErrRetrievers)
+	res, err = eng.Search(ctx, text, citefind.QueryOptions{K: 5, Retrievers: []string{"bm25"}, Rerank: "none"})
+	require.NoError(t, err)
+	assert.Empty(t, res.Warnings)
+}

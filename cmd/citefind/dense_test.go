@@ -421,6 +421,10 @@ func TestDenseContrast(t *testing.T) {
 	assert.Contains(t, out, "(model trained: no model yet, in ")
 	require.FileExists(t, filepath.Join(dir, dbpkg.ContrastModelFile))
 	res := queryJSON(t, "--db", dir, "-k", "5", "--retrievers", "bm25,dense", "citation recommendation in scholarly graphs [3]")
+	// the pipeline's learned reranker was made for bm25, citing and dense
+	require.Len(t, res.Warnings, 1)
+	assert.Contains(t, res.Warnings[0], "not reranked")
+	res = queryJSON(t, "--db", dir, "-k", "5", "--retrievers", "bm25,dense", "--rerank", "none", "citation recommendation in scholarly graphs [3]")
 	assert.Empty(t, res.Warnings)
 	require.NotEmpty(t, res.Hits)
 	sawDense := false

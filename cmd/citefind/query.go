@@ -36,16 +36,19 @@ built by index --embedder). With several, their lists are fused (--fusion,
 --rerank, the database's pipeline applies (DIR/pipeline.json, written by
 index, shown by citefind status; eval measures the same): with the contrast
 embedder (a new database's) bm25 1, citing 0.5 and dense 0.4, min-max
-fusion, no reranker, chosen on ACM-CR, SciFact and ScisummNet; without an
-embedder bm25, rm3 0.2 and citing 0.5 (+ dense 0.05 with builtin). A retriever that fails or takes over 5 s is reported as a
+fusion, then the learned reranker, chosen on ACM-CR, SciFact and ScisummNet;
+without an embedder bm25, rm3 0.2 and citing 0.5 (+ dense 0.05 with
+builtin), no reranker. A retriever that fails or takes over 5 s is reported as a
 warning and the others' hits are used; --strict makes it an error.
 
---rerank reorders the top 100 fused candidates: learned (a model trained on
+--rerank reorders the top fused candidates: learned (a model trained on
 ACM-CR, SciFact and ScisummNet, the database's own from train --self, or
---rerank-model FILE; no server needed; for the retrievers it was trained on:
-citefind ships one for each default pipeline and picks by the retrievers; on
-collections it had not seen it moved nDCG@10 by −.004 to +.009, so it is not
-a default: docs/rerank.md) or llm (an
+--rerank-model FILE; no server needed; as many candidates as its model was
+trained on, 50 for the default pipeline's; for the retrievers it was trained
+on: citefind ships one for each default pipeline and picks by the
+retrievers; on collections it had not seen it moved nDCG@10 by −.002 to
++.006, on test queries of collections it was trained on by +.009 to +.021:
+docs/rerank.md; --rerank none turns it off) or llm (an
 Ollama chat model, --llm or CITEFIND_LLM, at OLLAMA_HOST). If the model fails, the fused
 order comes back with a warning. --pick chooses the one paper to cite among
 the hits: with an LLM configured (--llm or CITEFIND_LLM) the model picks and
@@ -66,7 +69,7 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	retrievers := fs.String("retrievers", "", "comma-separated `LIST` of retrievers to use: "+strings.Join(citefind.RetrieverNames, ", ")+" (default: the database's pipeline, see citefind status)")
 	var ff fusionFlags
 	ff.register(fs)
-	rerank := fs.String("rerank", "", "reranker of the top 100 fused candidates: none, learned (offline model), llm (Ollama chat) (default: the database's pipeline)")
+	rerank := fs.String("rerank", "", "reranker of the top fused candidates: none, learned (offline model), llm (Ollama chat) (default: the database's pipeline)")
 	var lf llmFlags
 	lf.register(fs)
 	pick := fs.Bool("pick", false, "choose the one paper to cite (without an LLM picker: the top rank, marked as fallback)")
