@@ -17,6 +17,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -126,6 +127,9 @@ func run(ctx context.Context, args []string) error {
 		all = append(all, lat...)
 	}
 	report("all", all)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("heap in use at the end: %.0f MiB\n", float64(ms.HeapInuse)/(1<<20))
 	return nil
 }
 

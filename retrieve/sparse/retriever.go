@@ -72,7 +72,18 @@ type Options struct {
 	// saturation (a term counts qtf times, like Lucene's summed clauses);
 	// a tiny positive value counts every distinct term once.
 	K3 float64
+	// PostingsCache is how many bytes of decoded postings the retriever
+	// keeps in memory (12 bytes a posting, lists of at least
+	// minCachedDF documents, first come first kept): a query term whose
+	// list is kept is scored from flat arrays instead of the index's
+	// compressed postings, with the same result. 0 means
+	// DefaultPostingsCache; negative, none.
+	PostingsCache int64
 }
+
+// DefaultPostingsCache is the default Options.PostingsCache: 64 MiB,
+// most of the long postings lists of a 100,000-paper collection.
+const DefaultPostingsCache = 64 << 20
 
 // fieldScorer holds the per-field constants of the BM25 formula:
 // tf·(k1+1) / (tf + c1 + c2·dl) with c1 = k1·(1−b), c2 = k1·b/avgdl.
@@ -97,6 +108,7 @@ type Retriever struct {
 	size    int       // doc-number space of the snapshot (live + deleted)
 	segs    []segInfo // nil: score through TermFieldReader (non-scorch reader)
 	pool    sync.Pool
+	cache   *postingsCache // nil: none
 }
 
 // segInfo is one segment of the held scorch snapshot. A document's internal
@@ -145,6 +157,12 @@ func Open(dir string, opts Options) (*Retriever, error) {
 		return nil, fmt.Errorf("sparse: open %s: %w", dir, err)
 	}
 	r.k3 = opts.K3
+	switch {
+	case opts.PostingsCache == 0:
+		r.cache = newPostingsCache(DefaultPostingsCache)
+	case opts.PostingsCache > 0:
+		r.cache = newPostingsCache(opts.PostingsCache)
+	}
 	return r, nil
 }
 
@@ -467,15 +485,44 @@ func (r *Retriever) accumulateSegments(ctx context.Context, a *accum, terms []qu
 		a.pls = make([]segment.PostingsList, len(r.segs))
 		a.its = make([]segment.PostingsIterator, len(r.segs))
 	}
-	for _, fs := range r.scorers {
-		for i, sg := range r.segs {
-			d, err := sg.seg.Dictionary(fs.name)
-			if err != nil {
-				return err
-			}
-			a.dicts[i] = d
-		}
+	for fi, fs := range r.scorers {
+		haveDicts := false
 		for _, qt := range terms {
+			if cp := r.cache.get(fi, qt.term); cp != nil {
+				// the same postings, in the same order, from flat arrays
+				dff := float64(cp.df)
+				idf := math.Log(1 + (n-dff+0.5)/(dff+0.5))
+				coef := fs.weight * qt.qtf * idf * k1p1
+				c1, c2 := fs.c1, fs.c2
+				scores := a.scores
+				for j, num := range cp.num {
+					if uint64(num) >= uint64(len(scores)) {
+						scores = a.grow(uint64(num))
+					}
+					tf, dl := float64(cp.tf[j]), float64(cp.dl[j])
+					s := coef * tf / (tf + c1 + c2*dl)
+					if scores[num] == 0 {
+						a.touched = append(a.touched, num)
+					}
+					scores[num] += s
+					if count++; count%checkEvery == 0 {
+						if err := ctx.Err(); err != nil {
+							return err
+						}
+					}
+				}
+				continue
+			}
+			if !haveDicts {
+				for i, sg := range r.segs {
+					d, err := sg.seg.Dictionary(fs.name)
+					if err != nil {
+						return err
+					}
+					a.dicts[i] = d
+				}
+				haveDicts = true
+			}
 			var df uint64
 			for i, sg := range r.segs {
 				pl, err := a.dicts[i].PostingsList(qt.term, sg.deleted, a.pls[i])
@@ -492,6 +539,11 @@ func (r *Retriever) accumulateSegments(ctx context.Context, a *accum, terms []qu
 			idf := math.Log(1 + (n-dff+0.5)/(dff+0.5))
 			coef := fs.weight * qt.qtf * idf * k1p1
 			c1, c2 := fs.c1, fs.c2
+			keep := r.cache.wants(df)
+			var cp *cachedPostings
+			if keep {
+				cp = &cachedPostings{df: df, num: make([]uint32, 0, df), tf: make([]float32, 0, df), dl: make([]float32, 0, df)}
+			}
 			for i, sg := range r.segs {
 				if a.pls[i].Count() == 0 {
 					continue
@@ -518,6 +570,13 @@ func (r *Retriever) accumulateSegments(ctx context.Context, a *accum, terms []qu
 					if num >= uint64(len(scores)) {
 						scores = a.grow(num)
 					}
+					if cp != nil {
+						if num > math.MaxUint32 || tf >= maxExactFloat32 || dl >= maxExactFloat32 {
+							cp = nil // not exact as float32: not kept
+						} else {
+							cp.num, cp.tf, cp.dl = append(cp.num, uint32(num)), append(cp.tf, float32(tf)), append(cp.dl, float32(dl))
+						}
+					}
 					s := coef * tf / (tf + c1 + c2*dl)
 					if scores[num] == 0 {
 						a.touched = append(a.touched, uint32(num))
@@ -529,6 +588,9 @@ func (r *Retriever) accumulateSegments(ctx context.Context, a *accum, terms []qu
 						}
 					}
 				}
+			}
+			if cp != nil {
+				r.cache.put(fi, qt.term, cp)
 			}
 		}
 	}
