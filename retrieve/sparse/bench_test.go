@@ -26,7 +26,8 @@ var benchSink []corpus.Hit
 
 // BenchmarkSparse measures Retrieve (k=100) on synthetic indexes of 1k, 10k
 // and 100k papers, for sentence-length (25 words) and paragraph-length
-// (125 words) queries. Each index is built once per size.
+// (125 words) queries, with the postings cache (filled by the first of the
+// 64 queries that cycle) and without. Each index is built once per size.
 func BenchmarkSparse(b *testing.B) {
 	sizes := []struct {
 		name string
@@ -46,25 +47,30 @@ func BenchmarkSparse(b *testing.B) {
 	for _, sz := range sizes {
 		b.Run(sz.name, func(b *testing.B) {
 			dir := benchIndex(b, sz.n)
-			r, err := sparse.Open(dir, sparse.Options{})
-			require.NoError(b, err)
-			defer r.Close()
-			for _, q := range qs {
-				b.Run(q.name, func(b *testing.B) {
-					texts := queries(benchSeed+1, 64, q.words, benchVocab)
-					b.ReportAllocs()
-					cpu0 := cpuTime()
-					n := 0
-					for b.Loop() {
-						hits, err := r.Retrieve(b.Context(), texts[n%len(texts)], 100)
-						if err != nil {
-							b.Fatal(err)
+			for _, cache := range []struct {
+				name   string
+				budget int64
+			}{{"cache=on", 0}, {"cache=off", -1}} {
+				r, err := sparse.Open(dir, sparse.Options{PostingsCache: cache.budget})
+				require.NoError(b, err)
+				defer r.Close()
+				for _, q := range qs {
+					b.Run(q.name+"/"+cache.name, func(b *testing.B) {
+						texts := queries(benchSeed+1, 64, q.words, benchVocab)
+						b.ReportAllocs()
+						cpu0 := cpuTime()
+						n := 0
+						for b.Loop() {
+							hits, err := r.Retrieve(b.Context(), texts[n%len(texts)], 100)
+							if err != nil {
+								b.Fatal(err)
+							}
+							benchSink = hits
+							n++
 						}
-						benchSink = hits
-						n++
-					}
-					reportCPU(b, cpu0, n)
-				})
+						reportCPU(b, cpu0, n)
+					})
+				}
 			}
 		})
 	}
