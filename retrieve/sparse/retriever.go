@@ -301,6 +301,7 @@ func (r *Retriever) Close() error {
 		err = cerr
 	}
 	r.rd, r.idx = nil, nil
+	r.cache = nil // the decoded postings go with the snapshot
 	return err
 }
 
