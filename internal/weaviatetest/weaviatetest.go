@@ -415,10 +415,22 @@ func nodesHealthy(ctx context.Context, addr string) (int, string, error) {
 	return n, strings.Join(parts, " "), nil
 }
 
+// handedOut holds the ports freePorts has returned in this process. A
+// port is free only until a node binds it, and the kernel hands a closed
+// port out again: without this, one node once got the same port for gRPC
+// and Raft ("bind: address already in use", a failed CI run).
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
 // freePorts returns a free loopback TCP port p such that p … p+n-1 are
-// all free (and, for the memberlist ports, p is free for UDP too).
+// all free (and, for the memberlist ports, p is free for UDP too) and
+// none of them was returned before in this process.
 func freePorts(t testing.TB, n int) int {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	for range 200 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -426,6 +438,11 @@ func freePorts(t testing.TB, n int) int {
 		}
 		p := l.Addr().(*net.TCPAddr).Port
 		ok := true
+		for i := range n {
+			if handedOut.ports[p+i] {
+				ok = false
+			}
+		}
 		var held []interface{ Close() error }
 		held = append(held, l)
 		for i := range n {
@@ -448,6 +465,9 @@ func freePorts(t testing.TB, n int) int {
 			_ = h.Close()
 		}
 		if ok && p+n < 65535 {
+			for i := range n {
+				handedOut.ports[p+i] = true
+			}
 			return p
 		}
 	}
