@@ -268,6 +268,9 @@ func (c *trainCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if *depth < 2 || *depth > learned.MaxDepth {
+		return usageErr("train: -k %d: a model reranks 2 to %d candidates a query", *depth, learned.MaxDepth)
+	}
 	var prog io.Writer = c.stderr
 	if *quiet {
 		prog = nil

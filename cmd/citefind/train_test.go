@@ -83,6 +83,8 @@ func TestLearnedFlagErrors(t *testing.T) {
 		{"train without bench", []string{"train"}, "--bench"},
 		{"train bad kind", []string{"train", "--bench", "acm-cr", "--kind", "svm"}, "--kind"},
 		{"train bad retriever", []string{"train", "--bench", "acm-cr", "--retrievers", "splade"}, "unknown retriever"},
+		{"train k too large", []string{"train", "--bench", "acm-cr", "-k", "5000"}, "-k 5000: a model reranks 2 to 1000"},
+		{"train k too small", []string{"train", "--bench", "acm-cr", "-k", "1"}, "-k 1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -275,6 +276,8 @@ func TestSaveLoad(t *testing.T) {
 		{"no trees", write("e.json", string(replaceTrees(b, `"trees": []`)))},
 		{"bad child", write("f.json", string(replaceTrees(b, `"trees": [{"nodes":[{"f":0,"t":1,"l":0,"r":0}]}]`)))},
 		{"unknown field", write("g.json", `{"format":"citefind-learned-reranker","version":2,"extra":1}`)},
+		{"huge depth", write("h.json", regexp.MustCompile(`"depth": *[0-9]+`).ReplaceAllString(string(b), `"depth": 100000000`))},
+		{"negative depth", write("i.json", regexp.MustCompile(`"depth": *[0-9]+`).ReplaceAllString(string(b), `"depth": -5`))},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

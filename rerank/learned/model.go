@@ -207,6 +207,9 @@ func (m *Model) validate() error {
 	if !slices.Equal(m.Features, want) {
 		return bad("its features (%d) are not the ones feature set %s has for retrievers %v (%d); retrain with `citefind train`", len(m.Features), FeatureSet, m.Retrievers, len(want))
 	}
+	if m.Training.Depth < 0 || m.Training.Depth > MaxDepth {
+		return bad("trained on %d candidates a query; a model names 1 to %d (0: not recorded)", m.Training.Depth, MaxDepth)
+	}
 	nf := len(m.Features)
 	switch m.Params.Kind {
 	case KindLambdaMART:
@@ -381,6 +384,10 @@ func (r *Reranker) score(x []float64) float64 {
 	}
 	return r.model.Score(x)
 }
+
+// MaxDepth bounds the candidates per query a model is trained on and
+// reranks (train -k): the engine fetches that many for every search.
+const MaxDepth = 1000
 
 // Depth is the number of candidates per query the model was trained on
 // (0 when its file does not say): the engine reranks that many.
