@@ -1,6 +1,7 @@
 package learned
 
 import (
+	"iter"
 	"math"
 	"regexp"
 	"runtime"
@@ -295,6 +296,32 @@ func parallelWorkers(n int) int {
 	return max(1, min(runtime.GOMAXPROCS(0), n/(parallelDocs/2)))
 }
 
+// split runs work over the indexes 0 … n-1: inline below parallelDocs,
+// else on parallelWorkers(n) goroutines, each given every workers-th
+// index (and free to keep scratch space of its own). It returns when all
+// are done.
+func split(n int, work func(idx iter.Seq[int])) {
+	workers := parallelWorkers(n)
+	stride := func(from int) iter.Seq[int] {
+		return func(yield func(int) bool) {
+			for i := from; i < n; i += workers {
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
+	if workers < 2 {
+		work(stride(0))
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { work(stride(w)) })
+	}
+	wg.Wait()
+}
+
 // docsOf analyses the candidates' texts, on up to GOMAXPROCS goroutines
 // when there is no cache and enough candidates to be worth it.
 func (x *extractor) docsOf(cands []rerank.Candidate) []*docText {
@@ -319,23 +346,11 @@ func (x *extractor) docsOf(cands []rerank.Candidate) []*docText {
 			todo = append(todo, i)
 		}
 	}
-	workers := parallelWorkers(len(todo))
-	if workers < 2 {
-		for _, i := range todo {
-			docs[i] = analyzeDoc(&cands[i])
+	split(len(todo), func(idx iter.Seq[int]) {
+		for k := range idx {
+			docs[todo[k]] = analyzeDoc(&cands[todo[k]])
 		}
-	} else {
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				for k := w; k < len(todo); k += workers {
-					i := todo[k]
-					docs[i] = analyzeDoc(&cands[i])
-				}
-			})
-		}
-		wg.Wait()
-	}
+	})
 	if x.cache != nil && len(todo) > 0 {
 		x.cache.store(cands, sums, docs, todo)
 	}
@@ -436,154 +451,149 @@ func (x *extractor) features(query string, cands []rerank.Candidate) [][]float64
 	base := len(x.retrievers) * len(perRetriever)
 	// each candidate's vector depends only on the pool statistics above:
 	// split over the CPUs like the analysis
-	workers := parallelWorkers(n)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			seenBigram := make([]bool, len(q.bigrams))
-			for i := w; i < n; i += workers {
-				c, d := &cands[i], docs[i]
-				f := make([]float64, 0, nf)
-				for k, r := range x.retrievers {
-					s, ok := c.Sources[r]
-					if !ok || s.Rank <= 0 {
-						// Not returned: below the lowest it returned.
-						f = append(f, 0, missingRank, 0, 0, rs[k].z(rs[k].lo)-0.5, 0)
-						continue
-					}
-					f = append(f, 1, float64(s.Rank)/float64(n), 1/float64(s.Rank), rs[k].minmax(s.Score), rs[k].z(s.Score), rs[k].ratio(s.Score))
+	split(n, func(idx iter.Seq[int]) {
+		seenBigram := make([]bool, len(q.bigrams))
+		for i := range idx {
+			c, d := &cands[i], docs[i]
+			f := make([]float64, 0, nf)
+			for k, r := range x.retrievers {
+				s, ok := c.Sources[r]
+				if !ok || s.Rank <= 0 {
+					// Not returned: below the lowest it returned.
+					f = append(f, 0, missingRank, 0, 0, rs[k].z(rs[k].lo)-0.5, 0)
+					continue
 				}
-				rank := c.Rank
-				if rank <= 0 {
-					rank = i + 1
-				}
-				count := 0
-				for _, r := range x.retrievers {
-					if s, ok := c.Sources[r]; ok && s.Rank > 0 {
-						count++
-					}
-				}
-				f = append(f, float64(rank)/float64(n), 1/float64(rank), fs.minmax(c.Score), fs.z(c.Score),
-					safeDiv(float64(count), float64(len(x.retrievers))))
-
-				var tHit, tIdf, aHit, aIdf, kHit, allIdf float64
-				for _, t := range q.terms {
-					inT, inA, inK := d.titleTF[t] > 0, d.absTF[t] > 0, d.kwSet[t]
-					if inT {
-						tHit++
-						tIdf += idf[t]
-					}
-					if inA {
-						aHit++
-						aIdf += idf[t]
-					}
-					if inK {
-						kHit++
-					}
-					if inT || inA || inK {
-						allIdf += idf[t]
-					}
-				}
-				titleInQuery := 0.0
-				for t := range d.titleTF {
-					if q.termSet[t] {
-						titleInQuery++
-					}
-				}
-				// title bigrams (with repeats) that are query bigrams; distinct
-				// query bigrams found in the abstract
-				tb := 0.0
-				for k := 1; k < len(d.title); k++ {
-					if _, ok := q.bigrams[[2]string{d.title[k-1], d.title[k]}]; ok {
-						tb++
-					}
-				}
-				ab := 0.0
-				clear(seenBigram)
-				for k := 1; k < len(d.abs); k++ {
-					if j, ok := q.bigrams[[2]string{d.abs[k-1], d.abs[k]}]; ok && !seenBigram[j] {
-						seenBigram[j] = true
-						ab++
-					}
-				}
-				f = append(f,
-					safeDiv(tHit, nq), safeDiv(tIdf, idfSum), safeDiv(titleInQuery, float64(len(d.titleTF))),
-					safeDiv(tb, float64(max(len(d.title)-1, 0))), bm25(q.terms, idf, d.titleTF, len(d.title), titleLen),
-					safeDiv(aHit, nq), safeDiv(aIdf, idfSum), safeDiv(ab, float64(len(q.bigrams))), bm25(q.terms, idf, d.absTF, len(d.abs), absLen),
-					safeDiv(kHit, nq),
-					safeDiv(allIdf, idfSum), safeDiv(allIdf, idfSum)) // all.idfcov.z: z-scored below
-
-				var acT, acA float64
-				for _, w := range q.acronyms {
-					inTitle := containsWord(c.Title, w)
-					if inTitle {
-						acT++
-					}
-					if inTitle || containsWord(c.Abstract, w) {
-						acA++
-					}
-				}
-				na := float64(len(q.acronyms))
-				f = append(f, safeDiv(acT, na), safeDiv(acA, na))
-
-				anyAuthor, firstAuthor := 0.0, 0.0
-				for j, fam := range d.families {
-					if len([]rune(fam)) >= 3 && q.words[fam] {
-						anyAuthor = 1
-						if j == 0 {
-							firstAuthor = 1
-						}
-					}
-				}
-				f = append(f, anyAuthor, firstAuthor)
-
-				hasAbs := 0.0
-				if len(d.abs) > 0 {
-					hasAbs = 1
-				}
-				f = append(f, safeDiv(float64(len(d.title)), titleLen), safeDiv(float64(len(d.abs)), absLen), hasAbs)
-
-				// The share of the dated candidates older than this one.
-				ypct, yhas := 0.0, 0.0
-				if c.Year > 0 {
-					older, _ := slices.BinarySearch(years, c.Year)
-					ypct, yhas = safeDiv(float64(older), float64(len(years)-1)), 1
-				}
-				f = append(f, ypct, yhas)
-
-				vp := 0.0
-				if v := strings.ToLower(strings.TrimSpace(c.Venue)); v != "" {
-					vp = float64(venues[v]-1) / float64(n)
-				}
-				f = append(f, vp)
-
-				sim := 0.0
-				if d.vecNorm > 0 && cNorm > 0 {
-					dot := 0.0
-					for _, tw := range d.vec {
-						dot += tw.w * centroid[tw.term]
-					}
-					sim = dot / (d.vecNorm * cNorm)
-				}
-				f = append(f, sim, sim) // prf.simr: a share of the best, below
-
-				var winAll, winTitle, sentAll, sentBM25 float64
-				for _, w := range q.wins {
-					a, t := localCoverage(w, idf, d)
-					winAll, winTitle = math.Max(winAll, a), math.Max(winTitle, t)
-				}
-				for _, st := range q.sents {
-					a, _ := localCoverage(st, idf, d)
-					sentAll = math.Max(sentAll, a)
-					u := uniq(st)
-					sentBM25 = math.Max(sentBM25, bm25(u, idf, d.absTF, len(d.abs), absLen)+bm25(u, idf, d.titleTF, len(d.title), titleLen))
-				}
-				f = append(f, winAll, winTitle, sentAll, sentBM25)
-				out[i] = f
+				f = append(f, 1, float64(s.Rank)/float64(n), 1/float64(s.Rank), rs[k].minmax(s.Score), rs[k].z(s.Score), rs[k].ratio(s.Score))
 			}
-		})
-	}
-	wg.Wait()
+			rank := c.Rank
+			if rank <= 0 {
+				rank = i + 1
+			}
+			count := 0
+			for _, r := range x.retrievers {
+				if s, ok := c.Sources[r]; ok && s.Rank > 0 {
+					count++
+				}
+			}
+			f = append(f, float64(rank)/float64(n), 1/float64(rank), fs.minmax(c.Score), fs.z(c.Score),
+				safeDiv(float64(count), float64(len(x.retrievers))))
+
+			var tHit, tIdf, aHit, aIdf, kHit, allIdf float64
+			for _, t := range q.terms {
+				inT, inA, inK := d.titleTF[t] > 0, d.absTF[t] > 0, d.kwSet[t]
+				if inT {
+					tHit++
+					tIdf += idf[t]
+				}
+				if inA {
+					aHit++
+					aIdf += idf[t]
+				}
+				if inK {
+					kHit++
+				}
+				if inT || inA || inK {
+					allIdf += idf[t]
+				}
+			}
+			titleInQuery := 0.0
+			for t := range d.titleTF {
+				if q.termSet[t] {
+					titleInQuery++
+				}
+			}
+			// title bigrams (with repeats) that are query bigrams; distinct
+			// query bigrams found in the abstract
+			tb := 0.0
+			for k := 1; k < len(d.title); k++ {
+				if _, ok := q.bigrams[[2]string{d.title[k-1], d.title[k]}]; ok {
+					tb++
+				}
+			}
+			ab := 0.0
+			clear(seenBigram)
+			for k := 1; k < len(d.abs); k++ {
+				if j, ok := q.bigrams[[2]string{d.abs[k-1], d.abs[k]}]; ok && !seenBigram[j] {
+					seenBigram[j] = true
+					ab++
+				}
+			}
+			f = append(f,
+				safeDiv(tHit, nq), safeDiv(tIdf, idfSum), safeDiv(titleInQuery, float64(len(d.titleTF))),
+				safeDiv(tb, float64(max(len(d.title)-1, 0))), bm25(q.terms, idf, d.titleTF, len(d.title), titleLen),
+				safeDiv(aHit, nq), safeDiv(aIdf, idfSum), safeDiv(ab, float64(len(q.bigrams))), bm25(q.terms, idf, d.absTF, len(d.abs), absLen),
+				safeDiv(kHit, nq),
+				safeDiv(allIdf, idfSum), safeDiv(allIdf, idfSum)) // all.idfcov.z: z-scored below
+
+			var acT, acA float64
+			for _, w := range q.acronyms {
+				inTitle := containsWord(c.Title, w)
+				if inTitle {
+					acT++
+				}
+				if inTitle || containsWord(c.Abstract, w) {
+					acA++
+				}
+			}
+			na := float64(len(q.acronyms))
+			f = append(f, safeDiv(acT, na), safeDiv(acA, na))
+
+			anyAuthor, firstAuthor := 0.0, 0.0
+			for j, fam := range d.families {
+				if len([]rune(fam)) >= 3 && q.words[fam] {
+					anyAuthor = 1
+					if j == 0 {
+						firstAuthor = 1
+					}
+				}
+			}
+			f = append(f, anyAuthor, firstAuthor)
+
+			hasAbs := 0.0
+			if len(d.abs) > 0 {
+				hasAbs = 1
+			}
+			f = append(f, safeDiv(float64(len(d.title)), titleLen), safeDiv(float64(len(d.abs)), absLen), hasAbs)
+
+			// The share of the dated candidates older than this one.
+			ypct, yhas := 0.0, 0.0
+			if c.Year > 0 {
+				older, _ := slices.BinarySearch(years, c.Year)
+				ypct, yhas = safeDiv(float64(older), float64(len(years)-1)), 1
+			}
+			f = append(f, ypct, yhas)
+
+			vp := 0.0
+			if v := strings.ToLower(strings.TrimSpace(c.Venue)); v != "" {
+				vp = float64(venues[v]-1) / float64(n)
+			}
+			f = append(f, vp)
+
+			sim := 0.0
+			if d.vecNorm > 0 && cNorm > 0 {
+				dot := 0.0
+				for _, tw := range d.vec {
+					dot += tw.w * centroid[tw.term]
+				}
+				sim = dot / (d.vecNorm * cNorm)
+			}
+			f = append(f, sim, sim) // prf.simr: a share of the best, below
+
+			var winAll, winTitle, sentAll, sentBM25 float64
+			for _, w := range q.wins {
+				a, t := localCoverage(w, idf, d)
+				winAll, winTitle = math.Max(winAll, a), math.Max(winTitle, t)
+			}
+			for _, st := range q.sents {
+				a, _ := localCoverage(st, idf, d)
+				sentAll = math.Max(sentAll, a)
+				u := uniq(st)
+				sentBM25 = math.Max(sentBM25, bm25(u, idf, d.absTF, len(d.abs), absLen)+bm25(u, idf, d.titleTF, len(d.title), titleLen))
+			}
+			f = append(f, winAll, winTitle, sentAll, sentBM25)
+			out[i] = f
+		}
+	})
 
 	// Scores whose scale depends on the query (BM25 grows with its
 	// length) become a share of the best candidate's; the overlap is

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"os"
 	"slices"
@@ -445,16 +446,11 @@ func (r *Reranker) Rerank(ctx context.Context, query string, cands []rerank.Cand
 		return rerank.Outcome{}, err
 	}
 	scores := make([]float64, len(cands))
-	workers := parallelWorkers(len(xs))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(xs); i += workers {
-				scores[i] = r.score(xs[i])
-			}
-		})
-	}
-	wg.Wait()
+	split(len(xs), func(idx iter.Seq[int]) {
+		for i := range idx {
+			scores[i] = r.score(xs[i])
+		}
+	})
 	order := Order(scores)
 	out := rerank.Outcome{Candidates: make([]rerank.Candidate, len(cands)), Scores: make([]float64, len(cands))}
 	for i, j := range order {
