@@ -941,14 +941,21 @@ func BenchmarkIngest(b *testing.B) {
 
 var sinkPapers map[string]corpus.Paper
 
-func BenchmarkGetMany(b *testing.B) {
+// benchLookupStore returns a store of 20,000 synthetic papers and the keys
+// of its first n.
+func benchLookupStore(b *testing.B, n int) (*corpus.Store, []string) {
 	s, _ := openStore(b)
 	recs := synthRecords(rand.New(rand.NewSource(42)), 20_000)
 	ingestAll(b, context.Background(), s, recs, 2000)
-	ids := make([]string, 0, 1000)
-	for _, r := range recs[:1000] {
+	ids := make([]string, 0, n)
+	for _, r := range recs[:n] {
 		ids = append(ids, r.Key)
 	}
+	return s, ids
+}
+
+func BenchmarkGetMany(b *testing.B) {
+	s, ids := benchLookupStore(b, 1000)
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
@@ -961,13 +968,7 @@ func BenchmarkGetMany(b *testing.B) {
 // reranker's candidates are: by GetByID (exact IDs) and by GetMany (IDs
 // or aliases).
 func BenchmarkGetByID(b *testing.B) {
-	s, _ := openStore(b)
-	recs := synthRecords(rand.New(rand.NewSource(42)), 20_000)
-	ingestAll(b, context.Background(), s, recs, 2000)
-	ids := make([]string, 0, 100)
-	for _, r := range recs[:100] {
-		ids = append(ids, r.Key)
-	}
+	s, ids := benchLookupStore(b, 100)
 	for _, f := range []struct {
 		name string
 		get  func(context.Context, []string) (map[string]corpus.Paper, error)
