@@ -26,6 +26,8 @@ import (
 //     segments as it would inside the whole text.
 //   - An all-ASCII chunk is segmented by the rules below; any other chunk
 //     goes through bleve's analyzer whole (the same tokenizer and filters).
+//   - Text that is not valid UTF-8 goes to bleve whole (its segmenter
+//     stops at the first invalid byte; the index was built that way).
 //   - ASCII words then go through the same filters as bleve's: the
 //     English possessive ('s) is cut, the word lower-cased, dropped when
 //     it is a stop word, and stemmed (the cached Porter stemmer).
@@ -116,6 +118,14 @@ var fast = sync.OnceValues(func() (*fastAnalyzer, error) {
 // appendTerms appends the terms of text, as bleve's "en" analyzer gives
 // them, to out.
 func (f *fastAnalyzer) appendTerms(out []string, text string) []string {
+	if !utf8.ValidString(text) {
+		// bleve's segmenter stops at the first invalid byte; chunks
+		// would go on: the whole text goes to bleve, as it always did
+		for _, t := range f.bleve.Analyze([]byte(text)) {
+			out = append(out, string(t.Term))
+		}
+		return out
+	}
 	var buf [64]byte
 	for i := 0; i < len(text); {
 		for i < len(text) && isASCIISpace(text[i]) {

@@ -60,7 +60,7 @@ func TestFastAnalyzeIsBleveEn(t *testing.T) {
 	pieces := []string{"a", "B", "z", "model", "Data", "1", "42", "0", ".", ",", ";", ":", "'", "_", "-", "/", "(", ")",
 		"[3]", "\"", "!", "?", "s", "'s", " ", " ", " ", "  ", "\t", "\n", "\r\n", "\v", "\f", "é", "É", "’", "“", "–", "—",
 		"\u0301", "\u200d", "\u200b", "\u00a0", "\u2028", "王", "カ", "한", "ß", "İ", "ﬁ", "👍", "🏻", "٣", "½", "\x00", "\x7f",
-		"the", "and", "e.g.", "3.5", "1,000", "don't", "x86_64", "U.S."}
+		"the", "and", "e.g.", "3.5", "1,000", "don't", "x86_64", "U.S.", "\xff", "\xc3", "\xe2\x80"} // and invalid UTF-8
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		var b strings.Builder
