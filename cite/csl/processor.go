@@ -211,7 +211,16 @@ func NewProcessor(ctx context.Context, p *Program, st *Style, locale LocaleFunc,
 			}
 			return pr.vm.ToValue(false)
 		}
+		if j, ok := citeprocJSON(b); ok {
+			return pr.vm.ToValue(j)
+		}
 		return pr.vm.ToValue(stripXMLDecl(string(b)))
+	}
+	// The style as citeproc-js's own parser would give it, when it
+	// converts (citeprocJSON), else as XML.
+	styleSource, ok := citeprocJSON(st.XML)
+	if !ok {
+		styleSource = string(st.XML)
 	}
 	err = pr.call(ctx, "load style", nil, func() error {
 		if _, err := pr.vm.RunProgram(prog); err != nil {
@@ -234,7 +243,7 @@ func NewProcessor(ctx context.Context, p *Program, st *Style, locale LocaleFunc,
 		if lang != "" {
 			langV = pr.vm.ToValue(lang)
 		}
-		res, err := mk(goja.Undefined(), csl, pr.vm.ToValue(string(st.XML)), langV, pr.vm.ToValue(force), pr.vm.ToValue(retrieveLocale))
+		res, err := mk(goja.Undefined(), csl, pr.vm.ToValue(styleSource), langV, pr.vm.ToValue(force), pr.vm.ToValue(retrieveLocale))
 		if err != nil {
 			return err
 		}
