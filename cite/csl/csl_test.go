@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -248,6 +249,109 @@ func TestCacheAgreesWithFreshEngine(t *testing.T) {
 			assert.Equal(t, b.Citations, a.Citations, "%s %v", style, d)
 			assert.Equal(t, b.Entries, a.Entries, "%s %v", style, d)
 		}
+	}
+}
+
+// TestHelperSplitsColdRenders renders cold documents with an engine that
+// may share the bibliography with a helper processor (Processors 2) and
+// with one that may not, and requires the same output. The items repeat
+// author lists next to each other, so that the styles that substitute
+// repeated authors ("———") compare entries across the split.
+func TestHelperSplitsColdRenders(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	var items []csl.Item
+	families := []string{"Smith", "Smith", "Doe", "Lee", "Smith", "Doe", "Park", "Lee", "Lee", "Abe", "Zhu", "Zhu"}
+	givens := []string{"Anna", "Anna", "Jane", "Kim", "Amélie", "John", "Ji", "Kim", "Kim", "Ken", "Wei", "Wei"}
+	for i := range families {
+		js := fmt.Sprintf(`{"id":"i%d","type":"article-journal","title":"Title %d","author":[{"family":"%s","given":"%s"},{"family":"Roe","given":"B"}],"issued":{"date-parts":[[%d]]},"container-title":"J","volume":"%d","page":"%d-%d"}`,
+			i, i, families[i], givens[i], 2020+i%3, i+1, 10*i+1, 10*i+9)
+		items = append(items, item(fmt.Sprint("i", i), js))
+	}
+	var ids []string
+	for _, it := range items {
+		ids = append(ids, it.ID)
+	}
+	docs := []csl.Document{
+		{Items: items, Citations: cites(ids...)},
+		{Items: items, Citations: cites("i0,i1", "i3", "i7,i8,i2")},
+		{Items: append(items[6:], items[:6]...), Citations: cites(ids...)},
+	}
+	styles := []string{"chicago", "mla", "ieee", "vancouver"}
+	if raceEnabled {
+		styles, docs = []string{"mla"}, docs[:1]
+	}
+	for _, style := range styles {
+		for k, doc := range docs {
+			one := csl.New(csl.Options{Resolver: builtin})
+			two := csl.New(csl.Options{Resolver: builtin, Processors: 2})
+			st, err := one.Style(style)
+			require.NoError(t, err)
+			want, err := one.Render(t.Context(), st, doc)
+			require.NoError(t, err)
+			require.Equal(t, int64(0), csl.HelperRenders(one))
+			got, err := two.Render(t.Context(), st, doc)
+			require.NoError(t, err)
+			require.Equal(t, int64(1), csl.HelperRenders(two), "%s doc %d: the helper was not used", style, k)
+			assert.Equal(t, want, got, "%s doc %d", style, k)
+			// Warm, from the cache and the two pooled processors.
+			again, err := two.Render(t.Context(), st, doc)
+			require.NoError(t, err)
+			assert.Equal(t, want, again, "%s doc %d, warm", style, k)
+			assert.Equal(t, int64(1), csl.HelperRenders(two))
+		}
+	}
+}
+
+// TestHelperFailures: a cold render with a helper fails as one without
+// does (the item the engine rejects named, an interrupt reported), and
+// the engine renders afterwards.
+func TestHelperFailures(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	var items []csl.Item
+	var ids []string
+	for i := range 12 {
+		id := fmt.Sprint("i", i)
+		items = append(items, item(id, fmt.Sprintf(`{"id":"%s","type":"book","title":"Book %d","author":[{"family":"Author%d","given":"A"}],"issued":{"date-parts":[[2000]]}}`, id, i, i%5)))
+		ids = append(ids, id)
+	}
+	good := csl.Document{Items: items, Citations: cites(ids...)}
+	st, err := builtin.Style("chicago")
+	require.NoError(t, err)
+	want, err := csl.New(csl.Options{Resolver: builtin}).Render(t.Context(), st, good)
+	require.NoError(t, err)
+
+	e := csl.New(csl.Options{Resolver: builtin, Processors: 2})
+	bad := append(append([]csl.Item(nil), items...), item("x", `{"id":"x","type":"book","author":[{"family":{"a":1}}]}`))
+	_, err = e.Render(t.Context(), st, csl.Document{Items: bad, Citations: cites(append(ids, "x")...)})
+	var ie *csl.ItemError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, "x", ie.ID)
+	got, err := e.Render(t.Context(), st, good)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	for _, c := range []func() (context.Context, context.CancelFunc){
+		func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			return ctx, cancel
+		},
+		func() (context.Context, context.CancelFunc) { return context.WithTimeout(t.Context(), 100*time.Millisecond) },
+	} {
+		e := csl.New(csl.Options{Resolver: builtin, Processors: 2})
+		ctx, cancel := c()
+		_, err := e.Render(ctx, st, good)
+		cancel()
+		if err != nil { // a fast machine may finish within the deadline
+			require.True(t, errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded), "%v", err)
+		}
+		got, err := e.Render(t.Context(), st, good)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
 	}
 }
 

@@ -7,3 +7,7 @@ import "github.com/dop251/goja"
 func (p *Program) InstallSpeedups(vm *goja.Runtime, csl goja.Value) ([]string, error) {
 	return p.installSpeedups(vm, csl)
 }
+
+// HelperRenders is how many renders of e used a helper processor's
+// entries.
+func HelperRenders(e *Engine) int64 { return e.helped.Load() }
