@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: citeproc csl-suite cite-conformance build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train train-loco bench-xapian bench-index bench-bibtex bench-compare bench-serve bench-hostile bench-weaviate bench-scale screenshots sweep lint fmt clean
+.PHONY: citeproc csl-suite cite-conformance build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train train-loco bench-xapian bench-index bench-bibtex bench-compare bench-serve bench-hostile bench-cite-cold bench-weaviate bench-scale screenshots sweep lint fmt clean
 
 # citeproc-js, the six default CSL styles and the en-US locale, pinned by
 # version and sha256, fetched into cite/csl/dist/ (gitignored), which the
@@ -169,6 +169,12 @@ bench-query:
 
 bench-serve: build
 	CLIENTS=32 DURATION=30s WARMUP=$(BENCH_WARMUP) bash benchmarks/serve-bench.sh $(BENCH_DB) $(ACMCR)
+
+# Cold `citefind cite` per style (a new process each run: citeproc-js
+# compiled, the style's engine built, sample/draft20.md rendered); run it
+# on an idle machine (docs/cite.md). RUNS=N runs per style (default 5).
+bench-cite-cold: build
+	bash benchmarks/cite-cold.sh $(BIN)
 
 # The attacks of issue 13 (hostile clients: huge drafts, other sites' pages,
 # DNS rebinding, slow bodies, MCP session floods, MCP over stdio) against

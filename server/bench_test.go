@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/server"
 	"github.com/citefind/citefind/server/internal/sampledb"
@@ -52,16 +56,14 @@ func BenchmarkHandler(b *testing.B) {
 	}
 }
 
-// draft20 cites 20 sample papers, some twice and some together, the way a
-// section of a paper does.
-const draft20 = `BM25 [[cite:robertson2009bm25]] grew out of the probabilistic model [[cite:robertson1994okapi,robertson1994poisson]].
-Fusion [[cite:cormack2009rrf]] beats single rankers; term weighting [[cite:salton1988termweighting]] and idf [[cite:sparckjones1972idf]] came first.
-Relevance models [[cite:lavrenko2001relevance]] are evaluated with nDCG [[cite:jarvelin2002ndcg]].
-LSA [[cite:deerwester1990lsa]], GloVe [[cite:pennington2014glove]] and word2vec [[cite:mikolov2013word2vec]] embed words; SIF [[cite:arora2017sif]] and USE [[cite:cer2018use]] embed sentences.
-Transformers [[cite:vaswani2017attention]] gave BERT [[cite:devlin2019bert]], SciBERT [[cite:beltagy2019scibert]] and SBERT [[cite:reimers2019sbert]].
-Dense retrieval [[cite:karpukhin2020dpr]], late interaction [[cite:khattab2020colbert]] and reranking [[cite:nogueira2019monobert]] followed; see also [[cite:cormack2009rrf|robertson2009bm25]].
-Contriever [[cite:izacard2021contriever]] is trained without labels; BM25 [[cite:robertson2009bm25]] stays a strong baseline.
-`
+// draft20 is sample/draft20.md: it cites 20 sample papers, some twice
+// and some together, the way a section of a paper does (make
+// bench-cite-cold renders it in new processes).
+func draft20(b *testing.B) string {
+	d, err := os.ReadFile(filepath.Join("..", "sample", "draft20.md"))
+	require.NoError(b, err)
+	return string(d)
+}
 
 // BenchmarkCiteWarm measures POST /v1/cite of a 20-citation draft in a
 // warm style: the style's citeproc-js engine built and the draft's
@@ -75,13 +77,15 @@ func BenchmarkCiteWarm(b *testing.B) {
 	h := server.New(eng, server.Options{RequestTimeout: 10 * time.Minute}).Handler()
 	for _, style := range []string{"apa", "ieee", "mla", "chicago", "harvard", "vancouver", "nature"} {
 		b.Run(style, func(b *testing.B) {
-			body, err := json.Marshal(server.CiteRequest{Draft: draft20, Style: style, Format: "md"})
+			body, err := json.Marshal(server.CiteRequest{Draft: draft20(b), Style: style, Format: "md"})
 			if err != nil {
 				b.Fatal(err)
 			}
 			do := func() time.Duration {
 				start := time.Now()
 				req := httptest.NewRequest("POST", "/v1/cite", bytes.NewReader(body))
+				req.Host = "127.0.0.1:8080"
+				req.Header.Set("Content-Type", "application/json")
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, req)
 				if w.Code != http.StatusOK {
