@@ -340,7 +340,9 @@ func TestHelperFailures(t *testing.T) {
 			cancel()
 			return ctx, cancel
 		},
-		func() (context.Context, context.CancelFunc) { return context.WithTimeout(t.Context(), 100*time.Millisecond) },
+		func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(t.Context(), 100*time.Millisecond)
+		},
 	} {
 		e := csl.New(csl.Options{Resolver: builtin, Processors: 2})
 		ctx, cancel := c()
