@@ -11,7 +11,7 @@
 #   STYLES="apa chicago" RUNS=9 bash benchmarks/cite-cold.sh
 set -euo pipefail
 bin=${1:-bin/citefind}
-styles=${STYLES:-apa ieee mla chicago harvard vancouver nature acm-sig-proceedings}
+styles=${STYLES:-apa ieee mla chicago harvard vancouver acm-sig-proceedings nature association-for-computational-linguistics springer-lecture-notes-in-computer-science elsevier-harvard american-medical-association}
 runs=${RUNS:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 [ -x "$bin" ] || { echo "cite-cold: no binary at $bin (make build)" >&2; exit 1; }
