@@ -29,7 +29,7 @@ const trainUsage = `Usage: citefind train --bench NAME [--data DIR] [--db DIR] [
                       [--bench NAME … ] [--eval-bench NAME …] [--loco [--loco-out DIR] [--folds N]] [--out FILE]
                       [--retrievers LIST] [--fusion …] [--weights …] [-k N] [--balance]
                       [--kind lambdamart|linear] [--trees N] [--leaves N] [--learning-rate F]
-                      [--min-leaf N] [--epochs N] [--ndcg-at N] [--seed N] [--drop-features LIST]
+                      [--min-leaf N] [--epochs N] [--ndcg-at N] [--seed N] [--bag N] [--drop-features LIST]
        citefind train --self [--db DIR] [--out FILE] [--from builtin|FILE|none] [--pseudo N] [model flags]
 
 Fits the learned reranker (rerank/learned, docs/rerank.md) and writes the
@@ -57,7 +57,9 @@ on: after training, the model's nDCG@10 and recall@10 against the fused order
 on each, with 95% bootstrap intervals of the gain. --exclude-split SPLIT
 drops the queries of another split of the same BEIR collection (train on
 ScisummNet's clean split without its keep_for_gold queries). --balance
-weighs each collection the same, whatever its number of queries.
+weighs each collection the same, whatever its number of queries. --bag N
+averages N models trained with seeds --seed, --seed+1, … (make train: 3),
+which varies less from one seed to another than one model does.
 
 --loco: leave-one-collection-out. For each collection, a model is trained on
 the others and scored on it (its --eval-bench benchmarks, else its --bench
@@ -178,6 +180,7 @@ func (l *benchList) dbDir() string {
 type modelFlags struct {
 	kind                  string
 	trees, leaves, epochs int
+	bag                   int
 	minLeaf, ndcgAt       int
 	lr                    float64
 	seed                  uint64
@@ -195,6 +198,7 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.minLeaf, "min-leaf", d.MinLeaf, "LambdaMART: least candidates in a leaf")
 	fs.IntVar(&f.ndcgAt, "ndcg-at", d.NDCGAt, "the nDCG cutoff the pairs are weighted by")
 	fs.Uint64Var(&f.seed, "seed", d.Seed, "seed of every random choice")
+	fs.IntVar(&f.bag, "bag", d.Bag, "LambdaMART: average `N` models trained with seeds --seed, --seed+1, … (0 or 1: one)")
 	fs.StringVar(&f.drop, "drop-features", strings.Join(d.Drop, ","), "comma-separated `FEATURES` the model may not use: names, or prefixes ending in \".\" (see docs/rerank.md)")
 	fs.BoolVar(&f.balance, "balance", false, "weigh each collection the same in the loss, whatever its number of queries")
 }
@@ -203,9 +207,12 @@ func (f *modelFlags) params() (learned.Params, error) {
 	if f.kind != learned.KindLambdaMART && f.kind != learned.KindLinear {
 		return learned.Params{}, usageErr("train: --kind must be %s or %s, got %q", learned.KindLambdaMART, learned.KindLinear, f.kind)
 	}
+	if f.bag < 0 || f.bag > 100 {
+		return learned.Params{}, usageErr("train: --bag must be 0 to 100, got %d", f.bag)
+	}
 	d := learned.DefaultParams()
 	p := learned.Params{Kind: f.kind, Trees: f.trees, Leaves: f.leaves, LearningRate: f.lr, MinLeaf: f.minLeaf,
-		NDCGAt: f.ndcgAt, Seed: f.seed, Epochs: f.epochs, Drop: splitList(f.drop)}
+		NDCGAt: f.ndcgAt, Seed: f.seed, Epochs: f.epochs, Drop: splitList(f.drop), Bag: f.bag}
 	if f.kind == learned.KindLambdaMART {
 		p.L2, p.Bins, p.FeatureFraction, p.Sigma = d.L2, d.Bins, d.FeatureFraction, d.Sigma
 	}

@@ -197,6 +197,26 @@ func TestTrainLearnsAndIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestBagAveragesSeeds: a bagged model scores the mean of the models
+// trained with its seeds.
+func TestBagAveragesSeeds(t *testing.T) {
+	p := smallParams()
+	d, m1 := trainSynth(t, p)
+	p.Seed = 2
+	_, m2 := trainSynth(t, p)
+	p.Seed, p.Bag = 1, 2
+	_, bag := trainSynth(t, p)
+	require.Len(t, bag.Trees, 2*p.Trees)
+	assert.Equal(t, 2, bag.Params.Bag)
+	s, err := d.Samples(t.Context(), d.Retrievers)
+	require.NoError(t, err)
+	for _, x := range s[0].X {
+		assert.InDelta(t, (m1.Score(x)+m2.Score(x))/2, bag.Score(x), 1e-12)
+	}
+	_, again := trainSynth(t, p)
+	assert.Equal(t, bag, again, "deterministic")
+}
+
 func TestRerankKeepsEveryCandidate(t *testing.T) {
 	_, m := trainSynth(t, smallParams())
 	d := synth(1, 20, 5)

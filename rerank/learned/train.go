@@ -48,10 +48,15 @@ type Params struct {
 	Drop []string `json:"drop,omitempty"`
 	// Seed fixes every random choice, so training is deterministic.
 	Seed uint64 `json:"seed"`
+	// Bag (LambdaMART, 2 or more) averages that many models trained
+	// with seeds Seed, Seed+1, …: their trees, each leaf value divided
+	// by Bag. 0 or 1: one model.
+	Bag int `json:"bag,omitempty"`
 }
 
 // DefaultParams returns the hyper-parameters the shipped model is
-// trained with (chosen by cross-validation on ACM-CR, docs/rerank.md).
+// trained with (chosen by cross-validation on ACM-CR, docs/rerank.md);
+// make train adds collection balancing and Bag 3.
 func DefaultParams() Params {
 	return Params{Kind: KindLambdaMART, NDCGAt: 10, Sigma: 1, Trees: 600, Leaves: 3,
 		LearningRate: 0.05, MinLeaf: 50, L2: 1, Bins: 64, FeatureFraction: 0.8, Seed: 1}
@@ -81,7 +86,7 @@ func (p Params) withDefaults() Params {
 		if p.L2 < 0 {
 			p.L2 = 0
 		}
-		p.Trees, p.Leaves, p.MinLeaf, p.Bins, p.FeatureFraction = 0, 0, 0, 0, 0
+		p.Trees, p.Leaves, p.MinLeaf, p.Bins, p.FeatureFraction, p.Bag = 0, 0, 0, 0, 0, 0
 	default:
 		if p.Trees <= 0 {
 			p.Trees = d.Trees
@@ -170,11 +175,29 @@ func fit(ctx context.Context, samples []Sample, names []string, p Params, base *
 		if len(feats) == 0 {
 			return nil, fmt.Errorf("every feature is dropped")
 		}
-		trees, err := fitTrees(ctx, samples, nf, feats, p, base)
-		if err != nil {
-			return nil, err
+		if p.Bag < 2 {
+			trees, err := fitTrees(ctx, samples, nf, feats, p, base)
+			if err != nil {
+				return nil, err
+			}
+			return &Model{Params: p, Trees: trees}, nil
 		}
-		return &Model{Params: p, Trees: trees}, nil
+		var all []Tree
+		for k := range p.Bag {
+			q := p
+			q.Seed = p.Seed + uint64(k)
+			trees, err := fitTrees(ctx, samples, nf, feats, q, base)
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range trees {
+				for j := range t.Nodes {
+					t.Nodes[j].Value /= float64(p.Bag)
+				}
+			}
+			all = append(all, trees...)
+		}
+		return &Model{Params: p, Trees: all}, nil
 	case KindLinear:
 		lin, err := fitLinear(ctx, samples, nf, usable(names, p.Drop), p)
 		if err != nil {
