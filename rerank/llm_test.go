@@ -151,6 +151,9 @@ func TestLLMRerank(t *testing.T) {
 		fallback bool
 		unknown  int
 		warn     string // substring of a warning
+		// early: the deadline may pass before the request reaches the
+		// fake (a loaded machine), so it may count none
+		early bool
 	}{
 		{name: "valid", script: func(t *testing.T) ollamatest.Script { return reversed(t, plain) }, want: rev},
 		{name: "JSON inside prose", script: func(t *testing.T) ollamatest.Script {
@@ -203,7 +206,7 @@ func TestLLMRerank(t *testing.T) {
 					r.Delay = time.Minute // the fake stops waiting when the client leaves
 					return r
 				}
-			}, fallback: true, warn: "deadline exceeded"},
+			}, fallback: true, warn: "deadline exceeded", early: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,7 +228,11 @@ func TestLLMRerank(t *testing.T) {
 			if tc.fallback {
 				assert.NotEmpty(t, out.Warnings)
 			}
-			assert.Equal(t, 1, srv.Count(), "one request, no retries")
+			if tc.early {
+				assert.LessOrEqual(t, srv.Count(), 1, "no retries")
+			} else {
+				assert.Equal(t, 1, srv.Count(), "one request, no retries")
+			}
 			assert.Equal(t, ids(candidates(n)), ids(in), "the input is not modified")
 		})
 	}
