@@ -33,6 +33,9 @@ type Options struct {
 	Resolver *Resolver
 	// Processors is how many citeproc-js engines each style may have at
 	// once (concurrent renders of one style beyond it wait); 0 means 1.
+	// With 2 or more, a style's first render of a document with 8 or more
+	// entries builds a second engine on another core and shares the
+	// bibliography with it (citefind cite; docs/cite.md).
 	Processors int
 	// CacheEntries bounds the rendered-fragment cache; 0 means
 	// DefaultCacheEntries, < 0 turns the cache off.
