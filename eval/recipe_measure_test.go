@@ -29,25 +29,7 @@ func TestMeasureRecipes(t *testing.T) {
 	if os.Getenv("CITEFIND_MEASURE") != "1" || os.Getenv("CITEFIND_COLLECTIONS") == "" || os.Getenv("CITEFIND_RECIPES") == "" {
 		t.Skip("set CITEFIND_MEASURE=1, CITEFIND_COLLECTIONS and CITEFIND_RECIPES to measure recipes")
 	}
-	loaded := map[string]*learned.Dataset{}
-	load := func(paths string) []*learned.Dataset {
-		var out []*learned.Dataset
-		for _, p := range strings.Split(paths, "+") {
-			if loaded[p] == nil {
-				d, err := learned.LoadDataset(p)
-				require.NoError(t, err)
-				loaded[p] = d
-			}
-			out = append(out, loaded[p])
-		}
-		return out
-	}
-	var cols []eval.Collection
-	for _, c := range strings.Split(os.Getenv("CITEFIND_COLLECTIONS"), ";") {
-		name, spec, _ := strings.Cut(c, "=")
-		tr, te, _ := strings.Cut(spec, "|")
-		cols = append(cols, eval.Collection{Name: name, Train: load(tr), Test: load(te)})
-	}
+	cols := measureCollections(t)
 	cache := eval.NewSampleCache()
 	for _, r := range strings.Split(os.Getenv("CITEFIND_RECIPES"), ";") {
 		name, spec, _ := strings.Cut(r, "=")

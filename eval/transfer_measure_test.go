@@ -24,25 +24,7 @@ func TestMeasureTransfer(t *testing.T) {
 	if os.Getenv("CITEFIND_MEASURE") != "1" || os.Getenv("CITEFIND_COLLECTIONS") == "" {
 		t.Skip("set CITEFIND_MEASURE=1 and CITEFIND_COLLECTIONS to measure leave-one-collection-out variants")
 	}
-	loaded := map[string]*learned.Dataset{}
-	load := func(paths string) []*learned.Dataset {
-		var out []*learned.Dataset
-		for _, p := range strings.Split(paths, "+") {
-			if loaded[p] == nil {
-				d, err := learned.LoadDataset(p)
-				require.NoError(t, err)
-				loaded[p] = d
-			}
-			out = append(out, loaded[p])
-		}
-		return out
-	}
-	var cols []eval.Collection
-	for _, c := range strings.Split(os.Getenv("CITEFIND_COLLECTIONS"), ";") {
-		name, spec, _ := strings.Cut(c, "=")
-		tr, te, _ := strings.Cut(spec, "|")
-		cols = append(cols, eval.Collection{Name: name, Train: load(tr), Test: load(te)})
-	}
+	cols := measureCollections(t)
 	def := learned.DefaultParams()
 	with := func(f func(p *learned.Params)) learned.Params { p := def; f(&p); return p }
 	variants := []struct {
@@ -95,4 +77,30 @@ func TestMeasureTransfer(t *testing.T) {
 		}
 		t.Logf("| %s | %s | worst %+.4f | mean %+.4f |", v.name, strings.Join(cells, " | "), worst, mean/float64(n))
 	}
+}
+
+// measureCollections reads CITEFIND_COLLECTIONS
+// (NAME=TRAIN[+TRAIN…]|TEST[+TEST…];…), loading each cached candidate
+// dataset once, for the opt-in measurements of this package.
+func measureCollections(t *testing.T) []eval.Collection {
+	loaded := map[string]*learned.Dataset{}
+	load := func(paths string) []*learned.Dataset {
+		var out []*learned.Dataset
+		for _, p := range strings.Split(paths, "+") {
+			if loaded[p] == nil {
+				d, err := learned.LoadDataset(p)
+				require.NoError(t, err)
+				loaded[p] = d
+			}
+			out = append(out, loaded[p])
+		}
+		return out
+	}
+	var cols []eval.Collection
+	for _, c := range strings.Split(os.Getenv("CITEFIND_COLLECTIONS"), ";") {
+		name, spec, _ := strings.Cut(c, "=")
+		tr, te, _ := strings.Cut(spec, "|")
+		cols = append(cols, eval.Collection{Name: name, Train: load(tr), Test: load(te)})
+	}
+	return cols
 }

@@ -38,6 +38,19 @@ func item(id, js string) csl.Item {
 	return csl.Item{ID: id, JSON: json.RawMessage(js)}
 }
 
+// books returns n books i0, i1, … (one author each, of `authors`
+// different names, all of 2000) and their IDs.
+func books(n, authors int) ([]csl.Item, []string) {
+	var items []csl.Item
+	var ids []string
+	for i := range n {
+		id := fmt.Sprint("i", i)
+		items = append(items, item(id, fmt.Sprintf(`{"id":"%s","type":"book","title":"Book %d","author":[{"family":"Author%d","given":"A"}],"issued":{"date-parts":[[2000]]}}`, id, i, i%authors)))
+		ids = append(ids, id)
+	}
+	return items, ids
+}
+
 func cites(ids ...string) []csl.Citation {
 	var cs []csl.Citation
 	for i, id := range ids {
@@ -311,13 +324,7 @@ func TestHelperFailures(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	}
-	var items []csl.Item
-	var ids []string
-	for i := range 12 {
-		id := fmt.Sprint("i", i)
-		items = append(items, item(id, fmt.Sprintf(`{"id":"%s","type":"book","title":"Book %d","author":[{"family":"Author%d","given":"A"}],"issued":{"date-parts":[[2000]]}}`, id, i, i%5)))
-		ids = append(ids, id)
-	}
+	items, ids := books(12, 5)
 	good := csl.Document{Items: items, Citations: cites(ids...)}
 	st, err := builtin.Style("chicago")
 	require.NoError(t, err)
@@ -403,13 +410,7 @@ func TestContextInterruptsTheEngine(t *testing.T) {
 	e := shared
 	st, err := e.Style("apa")
 	require.NoError(t, err)
-	var items []csl.Item
-	var ids []string
-	for i := range 200 {
-		id := fmt.Sprint("i", i)
-		items = append(items, item(id, fmt.Sprintf(`{"id":"%s","type":"book","title":"Book %d","author":[{"family":"Author%d","given":"A"}],"issued":{"date-parts":[[2000]]}}`, id, i, i%7)))
-		ids = append(ids, id)
-	}
+	items, ids := books(200, 7)
 	require.NoError(t, e.Warm(t.Context(), st))
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
