@@ -5,6 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +42,20 @@ func (s slowEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, e
 		return nil, ctx.Err()
 	}
 	return s.HashEmbedder.Embed(ctx, texts)
+}
+
+// recordingEmbedder embeds like HashEmbedder and records the texts.
+type recordingEmbedder struct {
+	dense.HashEmbedder
+	mu    *sync.Mutex
+	texts *[]string
+}
+
+func (r recordingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	r.mu.Lock()
+	*r.texts = append(*r.texts, texts...)
+	r.mu.Unlock()
+	return r.HashEmbedder.Embed(ctx, texts)
 }
 
 // hashDB builds a database of the sample papers with a BM25 index and a
@@ -117,6 +133,49 @@ func TestEngineHybrid(t *testing.T) {
 				assert.True(t, got[s], "source %s", s)
 			}
 			assert.Len(t, got, len(tc.sources))
+		})
+	}
+}
+
+// TestDenseQueryWeighsCiting checks that the dense retriever searches a
+// paragraph with its citing sentences weighted in (dense.QueryVector),
+// alone or beside other retrievers.
+func TestDenseQueryWeighsCiting(t *testing.T) {
+	db := hashDB(t)
+	const q = "Sparse methods dominate. Dense passage retrieval [12] uses dual encoders. Both are fast."
+	const whole = "Sparse methods dominate. Dense passage retrieval uses dual encoders. Both are fast."
+	const citing = "Dense passage retrieval uses dual encoders."
+	for _, tc := range []struct {
+		retrievers []string
+		want       []string
+	}{
+		{[]string{"dense"}, []string{whole, citing}},
+		{[]string{"bm25", "dense"}, []string{whole, citing}},
+		{[]string{"bm25", "citing", "dense"}, []string{whole, citing}},
+	} {
+		t.Run(strings.Join(tc.retrievers, ","), func(t *testing.T) {
+			var texts []string
+			emb := recordingEmbedder{mu: &sync.Mutex{}, texts: &texts}
+			eng, err := engine.Open(t.Context(), db, engine.Options{Embedder: emb})
+			require.NoError(t, err)
+			defer eng.Close()
+			res, err := eng.Search(t.Context(), q, citefind.QueryOptions{K: 5, Retrievers: tc.retrievers})
+			require.NoError(t, err)
+			require.NotEmpty(t, res.Hits)
+			assert.Equal(t, tc.want, texts)
+			if len(tc.retrievers) == 1 {
+				// the hits are those of the mixed vector
+				v, err := dense.QueryVector(t.Context(), dense.HashEmbedder{}, q)
+				require.NoError(t, err)
+				r, err := dense.Open(filepath.Join(db, dbpkg.DenseDir), dense.HashEmbedder{})
+				require.NoError(t, err)
+				want, err := r.RetrieveVector(t.Context(), v, 5)
+				require.NoError(t, err)
+				require.Len(t, res.Hits, len(want))
+				for i, h := range want {
+					assert.Equal(t, h.ID, res.Hits[i].ID)
+				}
+			}
 		})
 	}
 }

@@ -606,25 +606,6 @@ func (e *Engine) embedder(ctx context.Context, s *snapshot) (dense.Embedder, err
 	return s.emb, s.embedErr
 }
 
-// embedQuery embeds a query with emb (EmbedQuery when it has one).
-func embedQuery(ctx context.Context, emb dense.Embedder, q string) ([]float32, error) {
-	if qe, ok := emb.(dense.QueryEmbedder); ok {
-		v, err := qe.EmbedQuery(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("dense: embed query: %w", err)
-		}
-		return v, nil
-	}
-	vs, err := emb.Embed(ctx, []string{q})
-	if err != nil {
-		return nil, fmt.Errorf("dense: embed query: %w", err)
-	}
-	if len(vs) != 1 {
-		return nil, fmt.Errorf("dense: embed query: %w: got %d vectors for 1 text", dense.ErrEmbedder, len(vs))
-	}
-	return vs[0], nil
-}
-
 // retrievers returns the named retrievers over the snapshot's backend for
 // one query: text as given (citing) and cleaned (the others). bm25, rm3's
 // feedback and citing's single sentence share one BM25 run of the cleaned
@@ -676,12 +657,13 @@ func (e *Engine) namedRetrievers(ctx context.Context, s *snapshot, text, cleaned
 				return citing(ctx, text, cleaned, k, top, bm25)
 			}
 		case citefind.RetrieverDense:
-			r = func(ctx context.Context, q string, k int) ([]corpus.Hit, error) {
+			r = func(ctx context.Context, _ string, k int) ([]corpus.Hit, error) {
 				emb, err := e.embedder(ctx, s)
 				if err != nil {
 					return nil, err
 				}
-				vec, err := embedQuery(ctx, emb, q)
+				// the sentences around the citations weigh more
+				vec, err := dense.QueryVector(ctx, emb, text)
 				if err != nil {
 					return nil, err
 				}

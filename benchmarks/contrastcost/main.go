@@ -39,11 +39,13 @@ func run(ctx context.Context, args []string) error {
 	db := fs.String("db", "", "database `DIR` (its papers.sqlite is read)")
 	out := fs.String("out", "", "model `FILE` to write (default: a temporary file)")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile to `FILE`")
+	mem := fs.String("memprofile", "", "write an allocation profile of the training to `FILE`")
 	var o contrast.Options
 	fs.IntVar(&o.Dim, "dim", 0, "dimensions (0: default)")
 	fs.IntVar(&o.Epochs, "epochs", 0, "epochs (0: default)")
 	fs.IntVar(&o.Bigrams, "bigrams", 0, "bigram buckets (0: default, -1: none)")
 	fs.IntVar(&o.Batch, "batch", 0, "batch size (0: default)")
+	fs.IntVar(&o.MinDF, "mindf", 0, "least number of papers a term must be in (0: default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,6 +81,9 @@ func run(ctx context.Context, args []string) error {
 			walkErr = err
 		}
 	})
+	if *mem != "" {
+		runtime.MemProfileRate = 64 << 10
+	}
 	start := time.Now()
 	last := start
 	m, err := contrast.Train(ctx, papers, o, func(p contrast.Progress) {
@@ -94,6 +99,11 @@ func run(ctx context.Context, args []string) error {
 		return walkErr
 	}
 	train := time.Since(start)
+	if *mem != "" {
+		if err := writeHeapProfile(*mem); err != nil {
+			return err
+		}
+	}
 	path := *out
 	if path == "" {
 		dir, err := os.MkdirTemp("", "contrastcost")
@@ -156,4 +166,17 @@ func peakRSS() string {
 		}
 	}
 	return "?"
+}
+
+// writeHeapProfile writes the allocation profile so far to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

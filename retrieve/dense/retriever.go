@@ -154,22 +154,9 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, k int) ([]corpus
 	if r.emb == nil {
 		return nil, fmt.Errorf("dense: retrieve: %w: the index was opened for vector queries only", ErrEmbedder)
 	}
-	var q []float32
-	if qe, ok := r.emb.(QueryEmbedder); ok {
-		v, err := qe.EmbedQuery(ctx, query)
-		if err != nil {
-			return nil, fmt.Errorf("dense: embed query: %w", err)
-		}
-		q = v
-	} else {
-		vs, err := r.emb.Embed(ctx, []string{query})
-		if err != nil {
-			return nil, fmt.Errorf("dense: embed query: %w", err)
-		}
-		if len(vs) != 1 {
-			return nil, fmt.Errorf("dense: embed query: %w: got %d vectors for 1 text", ErrEmbedder, len(vs))
-		}
-		q = vs[0]
+	q, err := EmbedQuery(ctx, r.emb, query)
+	if err != nil {
+		return nil, err
 	}
 	return r.RetrieveVector(ctx, q, k)
 }

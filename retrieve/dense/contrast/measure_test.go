@@ -512,12 +512,12 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 				}
 			case "dense-mix":
 				// the whole query's embedding plus its citing sentences'
-				// (QueryVector)
+				// (dense.QueryVector)
 				if slices.Equal(cs, qs) || len(ms) > 1 {
 					continue
 				}
 				for _, q := range ts.set.Queries {
-					v, err := contrast.QueryVector(ctx, m, q.Text)
+					v, err := dense.QueryVector(ctx, m, q.Text)
 					require.NoError(t, err)
 					qv = append(qv, v)
 				}

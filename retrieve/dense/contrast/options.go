@@ -10,7 +10,7 @@ import (
 // Defaults used for the zero values of Options fields.
 const (
 	DefaultDim         = 768
-	DefaultMinDF       = 2
+	DefaultMinDF       = 1
 	DefaultMaxDFRatio  = 0.5
 	DefaultMaxVocab    = 200_000
 	DefaultBigrams     = 0

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -256,6 +257,10 @@ func Train(ctx context.Context, papers iter.Seq[corpus.Paper], opts Options, pro
 	nDocs := len(col.docs)
 	f, docs := col.vocabulary(o)
 	col = nil
+	// The analysed collection (every term string, every raw token list)
+	// is garbage now; collected here, its memory holds the projection and
+	// Adam's moments allocated next, rather than the heap growing by both.
+	runtime.GC()
 	m := &Model{opts: o, docs: nDocs, f: f}
 	t, err := newTrainer(m, docs)
 	if err != nil {
@@ -268,6 +273,12 @@ func Train(ctx context.Context, papers iter.Seq[corpus.Paper], opts Options, pro
 		return nil, fmt.Errorf("contrast train: %w", err)
 	}
 	m.finish()
+	// Adam's moments, twice the projection, are garbage on return; the
+	// collector's goal still counts them (twice the training heap), so
+	// what the caller does next (embedding every paper) would grow the
+	// heap by as much before they are freed. Collected here, their memory
+	// is reused.
+	runtime.GC()
 	return m, nil
 }
 
@@ -407,6 +418,11 @@ type trainer struct {
 	start   []int32
 	entText []int32
 	entVal  []float32
+	fill    []int32
+	// lossGrad's scratch
+	losses, partMax, colMax []float64
+	colScale                []float32
+	grads                   [][]float32 // update: one row per worker
 }
 
 func newTrainer(m *Model, docs []paperDoc) (*trainer, error) {
@@ -515,6 +531,10 @@ func (t *trainer) run(ctx context.Context, progress func(Progress)) error {
 	for w := range vecs {
 		vecs[w] = t.m.f.vectorizer()
 	}
+	// each worker's segment lists, reused so that a step allocates
+	// nothing (garbage would grow the heap by ~1 MB a step until the
+	// collector's goal, twice the projection and Adam's moments)
+	qs, ps := make([][][]int32, t.workers), make([][][]int32, t.workers)
 	for ep := 1; ep <= t.epochs; ep++ {
 		t.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		epoch := order
@@ -546,9 +566,9 @@ func (t *trainer) run(ctx context.Context, progress func(Progress)) error {
 			// vectorize the 2b texts
 			step := uint64(ep)<<32 | uint64(st)
 			t.parallel(2*t.b, func(w, i int) {
-				var q, p [][]int32
 				pk := batch[i%t.b]
-				q, p = t.docs[pk.doc].pairOf(int(pk.kind), int(pk.sent), int(pk.n), q, p)
+				q, p := t.docs[pk.doc].pairOf(int(pk.kind), int(pk.sent), int(pk.n), qs[w][:0], ps[w][:0])
+				qs[w], ps[w] = q, p
 				segs := q
 				if i >= t.b {
 					segs = p
@@ -681,7 +701,9 @@ func (t *trainer) lossGrad() float32 {
 		halves = 1
 	}
 	scale := 1 / (float64(b) * halves)
-	losses := make([]float64, 2*b)
+	t.losses = grow(t.losses, 2*b)
+	losses := t.losses
+	clear(losses)
 	t.parallel(b, func(_, i int) {
 		row := t.s[i*b : (i+1)*b]
 		g := t.g[i*b : (i+1)*b]
@@ -709,7 +731,8 @@ func (t *trainer) lossGrad() float32 {
 		// depend on the number of workers.
 		const chunks = 8
 		rows := func(c int) (int, int) { return c * b / chunks, (c + 1) * b / chunks }
-		partMax := make([]float64, chunks*b)
+		t.partMax = grow(t.partMax, chunks*b)
+		partMax := t.partMax
 		t.parallel(chunks, func(_, c int) {
 			pm := partMax[c*b : (c+1)*b]
 			for j := range pm {
@@ -722,7 +745,8 @@ func (t *trainer) lossGrad() float32 {
 				}
 			}
 		})
-		colMax := make([]float64, b)
+		t.colMax = grow(t.colMax, b)
+		colMax := t.colMax
 		for j := range colMax {
 			colMax[j] = math.Inf(-1)
 			for c := range chunks {
@@ -743,7 +767,8 @@ func (t *trainer) lossGrad() float32 {
 				}
 			}
 		})
-		colScale := make([]float32, b)
+		t.colScale = grow(t.colScale, b)
+		colScale := t.colScale
 		for j := range b {
 			var z float64
 			for c := range chunks {
@@ -841,7 +866,8 @@ func (t *trainer) update() {
 		t.entVal = make([]float32, total)
 	}
 	t.entText, t.entVal = t.entText[:total], t.entVal[:total]
-	fill := slices.Clone(t.start[:len(t.touched)])
+	t.fill = append(t.fill[:0], t.start[:len(t.touched)]...)
+	fill := t.fill
 	for i := range t.feats {
 		for k, f := range t.feats[i] {
 			s := t.slot[f]
@@ -856,8 +882,14 @@ func (t *trainer) update() {
 	lr := float32(t.lr() / bc1)
 	ibc2 := float32(1 / bc2)
 	w := t.m.w
+	if len(t.grads) < t.workers {
+		t.grads = make([][]float32, t.workers)
+		for wk := range t.grads {
+			t.grads[wk] = make([]float32, d)
+		}
+	}
 	t.parallel(t.workers, func(wk, _ int) {
-		g := make([]float32, d)
+		g := t.grads[wk]
 		for s := wk; s < len(t.touched); s += t.workers {
 			clear(g)
 			for e := t.start[s]; e < t.start[s+1]; e++ {
@@ -871,6 +903,15 @@ func (t *trainer) update() {
 	for _, f := range t.touched {
 		t.slot[f] = -1
 	}
+}
+
+// grow returns buf resized to n, reallocated only when too small; the
+// contents are not kept.
+func grow[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	return buf[:n]
 }
 
 // adam updates one row: m, v moving averages of g and g²,

@@ -1,4 +1,4 @@
-package contrast_test
+package dense_test
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/retrieve/dense"
-	"github.com/citefind/citefind/retrieve/dense/contrast"
 )
 
 func TestQueryVector(t *testing.T) {
@@ -32,7 +31,7 @@ func TestQueryVector(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := contrast.QueryVector(t.Context(), emb, tc.raw)
+			got, err := dense.QueryVector(t.Context(), emb, tc.raw)
 			require.NoError(t, err)
 			want := make([]float32, 64)
 			for _, p := range tc.parts {
@@ -52,6 +51,6 @@ func TestQueryVector(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := contrast.QueryVector(ctx, emb, strings.Repeat("word ", 10))
+	_, err := dense.QueryVector(ctx, emb, strings.Repeat("word ", 10))
 	require.ErrorIs(t, err, context.Canceled)
 }
