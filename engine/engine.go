@@ -540,6 +540,23 @@ func (e *Engine) DenseAvailable(ctx context.Context) error {
 	return err
 }
 
+// DenseModel returns the identity of the model the dense retriever embeds
+// queries with (dense.Embedder.Model, e.g. "contrast-768@4a75e8b14ab4"),
+// or the reason it cannot be used. Settings that cache what a search
+// returns record it.
+func (e *Engine) DenseModel(ctx context.Context) (string, error) {
+	s := e.acquire()
+	if s == nil {
+		return "", errClosed
+	}
+	defer s.release()
+	emb, err := e.embedder(ctx, s)
+	if err != nil {
+		return "", err
+	}
+	return emb.Model(), nil
+}
+
 // embedder opens the query embedder of the snapshot's vectors, once.
 func (e *Engine) embedder(ctx context.Context, s *snapshot) (dense.Embedder, error) {
 	s.embedOnce.Do(func() {

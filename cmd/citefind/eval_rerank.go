@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/citefind/citefind/internal/progress"
 	"github.com/citefind/citefind/rerank"
 	"github.com/citefind/citefind/rerank/learned"
+	"github.com/citefind/citefind/retrieve/dense"
 )
 
 // learnedFlags are the flags of the learned reranker in eval.
@@ -112,6 +114,21 @@ func (c *evalCmd) crossValidate(ctx context.Context, f learnedFlags, dir string,
 	return &crossValidated{cv: cv}, nil
 }
 
+// denseSettings returns what a cached search result depends on besides the
+// store when names has the dense retriever: the embedder's model (which
+// `index --force` retrains without changing the store) and how the query
+// vector is formed; "" without it.
+func denseSettings(ctx context.Context, eng *engine.Engine, names []string) string {
+	if !slices.Contains(names, citefind.RetrieverDense) {
+		return ""
+	}
+	model, err := eng.DenseModel(ctx)
+	if err != nil {
+		model = "unavailable"
+	}
+	return fmt.Sprintf(" dense=%s dense_query=%s", model, dense.QueryForm)
+}
+
 // candidateDataset returns the benchmark's queries with their fused
 // candidates and judgements (eval.CandidateDataset), cached in dir under
 // the retrieval settings.
@@ -128,7 +145,7 @@ func candidateDataset(ctx context.Context, stderr io.Writer, dir string, eng *en
 	p := eng.Pipeline()
 	settings := fmt.Sprintf("bench=%s sets=%s retrievers=%s k=%d raw=%t fusion=%s weights=%s bm25=%+v generation=%d papers=%d",
 		b.Name, strings.Join(sets, ","), strings.Join(names, ","), depth, raw, p.Method, formatWeights(p.Weights),
-		eopts.Sparse, gen, eng.Count(ctx))
+		eopts.Sparse, gen, eng.Count(ctx)) + denseSettings(ctx, eng, names)
 	bars := map[string]*progress.Bar{}
 	ds, err := eval.CandidateDataset(ctx, b, func(ctx context.Context, text string) ([]rerank.Candidate, error) {
 		r, err := eng.Search(ctx, text, citefind.QueryOptions{K: depth, Retrievers: names, Raw: raw, Rerank: rerank.NameNone})

@@ -120,7 +120,7 @@ func (c *trainCmd) runSelf(ctx context.Context, args []string, dir, out string, 
 	}
 	pl := eng.Pipeline()
 	settings := fmt.Sprintf("retrievers=%s k=%d fusion=%s weights=%s bm25=%+v generation=%d",
-		strings.Join(names, ","), depth, pl.Method, formatWeights(pl.Weights), eopts.Sparse, gen)
+		strings.Join(names, ","), depth, pl.Method, formatWeights(pl.Weights), eopts.Sparse, gen) + denseSettings(ctx, eng, names)
 	var bar *progress.Bar
 	ds, err := eval.SelfDataset(ctx, papers, func(ctx context.Context, text string) ([]rerank.Candidate, error) {
 		r, err := eng.Search(ctx, text, citefind.QueryOptions{K: depth, Retrievers: names, Rerank: rerank.NameNone})

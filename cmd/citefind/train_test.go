@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/rerank/learned"
+	"github.com/citefind/citefind/retrieve/dense"
 )
 
 // TestTrainAndEvalLearned trains a model on a small jsonl benchmark over
@@ -273,4 +275,22 @@ func TestTrainFlagErrors(t *testing.T) {
 			assert.Equal(t, 2, xe.code)
 		})
 	}
+}
+
+// TestDenseSettings checks that the settings a candidate dataset is cached
+// under name the dense retriever's model and query form when the search
+// has it, so that a retrained embedder (which `index --force` does without
+// changing the store) gives another dataset.
+func TestDenseSettings(t *testing.T) {
+	db := t.TempDir()
+	_, _, err := cli(t, "", "index", "--db", db, "--quiet", "--embedder", "contrast", syntheticPapers(t, 120))
+	require.NoError(t, err)
+	eng, err := engine.Open(t.Context(), db, engine.Options{})
+	require.NoError(t, err)
+	defer eng.Close()
+	model, err := eng.DenseModel(t.Context())
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(model, "contrast-768@"), model)
+	assert.Equal(t, " dense="+model+" dense_query="+dense.QueryForm, denseSettings(t.Context(), eng, []string{"bm25", "dense"}))
+	assert.Empty(t, denseSettings(t.Context(), eng, []string{"bm25", "citing"}))
 }

@@ -29,6 +29,11 @@ func EmbedQuery(ctx context.Context, emb Embedder, text string) ([]float32, erro
 	return vs[0], nil
 }
 
+// QueryForm names how QueryVector forms a query's vector. Caches of what a
+// search returned (the learned reranker's candidate datasets) record it
+// with the embedder's Model, so that they are rebuilt when it changes.
+const QueryForm = "text+citing/1"
+
 // QueryVector returns the vector to search a dense index with for a query
 // given as written, citation markers included: the normalised mean of the
 // unit embeddings of its cleaned text (retrieve.Clean) and of its citing
