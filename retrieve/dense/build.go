@@ -2,13 +2,18 @@ package dense
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,12 +111,13 @@ func PaperText(p corpus.Paper) string {
 // without text, or whose vector is zero, are skipped (they could never be
 // found). When an ID repeats, the last paper wins.
 //
-// The index is one chromem-go collection, written with chromem's
-// exporter (gob, optionally gzip) to a new file papers-<random>.gob[.gz],
-// synced; next to it goes its sidecar (SidecarName: the same vectors laid
-// out for a fast Open), synced and renamed into place; the index is then
-// committed by atomically renaming a new HeaderFile into place, and the
-// previous export and sidecar are removed. A failure, crash or cancelled
+// The index is one chromem-go collection, written as chromem's exporter
+// writes it (gob, optionally gzip; documents in ID order) to a new file
+// papers-<random>.gob[.gz], synced; next to it goes its sidecar
+// (SidecarName: the same vectors laid out for a fast Open), synced and
+// renamed into place; the index is then committed by atomically renaming
+// a new HeaderFile into place, and the previous export and sidecar are
+// removed. A failure, crash or cancelled
 // ctx before the rename leaves the previous index intact (a crash may
 // leave unreferenced papers-* files, removed by the next Build or
 // RemoveLeftovers).
@@ -133,7 +139,7 @@ func Build(ctx context.Context, dir string, opts BuildOptions, next func() (corp
 	if batch <= 0 {
 		batch = DefaultBatchSize
 	}
-	b := &builder{emb: opts.Embedder, model: opts.Embedder.Model(), cache: opts.Cache, dim: opts.Embedder.Dim(), vecs: map[string][]float32{}}
+	b := &builder{emb: opts.Embedder, model: opts.Embedder.Model(), cache: opts.Cache, dim: opts.Embedder.Dim(), index: map[string]int{}}
 	var ids, texts []string
 	done := 0
 	flush := func() error {
@@ -179,7 +185,11 @@ func Build(ctx context.Context, dir string, opts BuildOptions, next func() (corp
 		b.dim = opts.Embedder.Dim() // may still be 0 for an empty corpus
 	}
 	st.Dim = b.dim
-	st.Docs = len(b.vecs)
+	st.Docs = len(b.index)
+	// The embedder is done with: without references from here, a model
+	// held by no one else (a trained one) can be collected while the
+	// files are written.
+	b.emb, opts.Embedder = nil, nil
 	n, err := write(ctx, dir, b, opts)
 	if err != nil {
 		return st, fmt.Errorf("dense: build: %w", err)
@@ -194,7 +204,46 @@ type builder struct {
 	model string
 	cache *Cache
 	dim   int
-	vecs  map[string][]float32 // paper ID → normalised vector
+	rows  rows           // the normalised vectors, in the order they came
+	index map[string]int // paper ID → its row in rows
+}
+
+// rowChunk is the number of vectors in a chunk of rows (3 MiB at 768
+// dimensions).
+const rowChunk = 1024
+
+// rows holds a build's vectors one after another, in chunks of rowChunk
+// vectors: one allocation per chunk rather than one per vector, and none
+// that copies the vectors stored so far (as growing one flat slice would,
+// briefly holding the matrix twice).
+type rows struct {
+	dim    int
+	n      int
+	chunks [][]float32
+}
+
+// next returns the storage of row n, the next row, for a vector of dim
+// floats (the same dim for every row); push keeps it.
+func (s *rows) next(dim int) []float32 {
+	s.dim = dim
+	c := s.n / rowChunk
+	if c == len(s.chunks) {
+		s.chunks = append(s.chunks, make([]float32, rowChunk*dim))
+	}
+	o := s.n % rowChunk * dim
+	return s.chunks[c][o : o+dim : o+dim]
+}
+
+// push keeps the row next returned and returns its number.
+func (s *rows) push() int {
+	s.n++
+	return s.n - 1
+}
+
+// row returns row i.
+func (s *rows) row(i int) []float32 {
+	o := i % rowChunk * s.dim
+	return s.chunks[i/rowChunk][o : o+s.dim : o+s.dim]
 }
 
 // add embeds (or fetches) one batch.
@@ -241,7 +290,7 @@ func (b *builder) add(ctx context.Context, ids, texts []string, st *BuildStats) 
 	for i, v := range vecs {
 		if v == nil {
 			st.Skipped++
-			delete(b.vecs, ids[i])
+			delete(b.index, ids[i])
 			continue
 		}
 		if b.dim == 0 {
@@ -250,13 +299,15 @@ func (b *builder) add(ctx context.Context, ids, texts []string, st *BuildStats) 
 		if len(v) != b.dim {
 			return fmt.Errorf("dense: build: %w: vector of %s has dimension %d, want %d", ErrEmbedder, ids[i], len(v), b.dim)
 		}
-		nv := slices.Clone(v)
+		// A repeated ID gets a new row; its earlier one is left unused.
+		nv := b.rows.next(b.dim)
+		copy(nv, v)
 		if !normalize(nv) {
 			st.Skipped++
-			delete(b.vecs, ids[i])
+			delete(b.index, ids[i])
 			continue
 		}
-		b.vecs[ids[i]] = nv
+		b.index[ids[i]] = b.rows.push()
 	}
 	return nil
 }
@@ -270,26 +321,16 @@ func refuseEmbed(context.Context, string) ([]float32, error) {
 
 // write exports the collection and commits the header.
 func write(ctx context.Context, dir string, b *builder, opts BuildOptions) (int64, error) {
-	ids := make([]string, 0, len(b.vecs))
-	for id := range b.vecs {
+	ids := make([]string, 0, len(b.index))
+	for id := range b.index {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	db := chromem.NewDB()
-	col, err := db.CreateCollection(CollectionName, nil, refuseEmbed)
-	if err != nil {
-		return 0, err
-	}
+	order := make([]int, len(ids)) // the row of ids[i]
 	for i, id := range ids {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
-		}
-		if err := col.AddDocument(ctx, chromem.Document{ID: id, Embedding: b.vecs[id]}); err != nil {
-			return 0, err
-		}
+		order[i] = b.index[id]
 	}
+	row := func(i int) []float32 { return b.rows.row(order[i]) }
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
@@ -303,7 +344,7 @@ func write(ctx context.Context, dir string, b *builder, opts BuildOptions) (int6
 	}
 	path := filepath.Join(dir, name)
 	size, err := writeSynced(path, func(w *bufio.Writer) error {
-		return db.ExportToWriter(w, opts.Compress, "")
+		return writeExport(ctx, w, ids, row, opts.Compress)
 	})
 	if err != nil {
 		os.Remove(path)
@@ -315,7 +356,7 @@ func write(ctx context.Context, dir string, b *builder, opts BuildOptions) (int6
 	}
 	// The sidecar goes in before the commit, so a committed index has
 	// one; a kill before the commit leaves both files unreferenced.
-	if err := writeSidecar(dir, name, size, ids, b.dim, func(i int) []float32 { return b.vecs[ids[i]] }); err != nil {
+	if err := writeSidecar(dir, name, size, ids, b.dim, row); err != nil {
 		os.Remove(path)
 		return 0, fmt.Errorf("write sidecar: %w", err)
 	}
@@ -349,6 +390,192 @@ func write(ctx context.Context, dir string, b *builder, opts BuildOptions) (int6
 		}
 	}
 	return size, nil
+}
+
+// writeExport writes to w what chromem-go's DB.ExportToWriter writes for
+// a DB holding one collection, CollectionName, with one document per ID
+// ids[i] (ascending) whose embedding is row(i), added with AddDocument.
+//
+// ExportToWriter encodes the whole DB as one gob message in memory before
+// writing it: on ACM-CR (108,681 papers × 768 dimensions) a 473 MiB buffer
+// grown by appending, next to the vectors and with as much garbage again,
+// which took `citefind index` from 1 to 3.3 GB of RSS. writeExport writes
+// that message as it encodes it, one document at a time. Its bytes are
+// ExportToWriter's but for the order of the documents, which gob's map
+// encoding takes from Go's randomised map iteration (two chromem exports
+// of one collection differ) and writeExport from ids; chromem's importer
+// reads either.
+//
+// A gob stream is the type definitions, then here one message holding the
+// DB value. Both are taken from ExportToWriter's output for the empty
+// collection (gob numbers types per process, so they must come from gob
+// itself): its value message ends with the length of the empty Documents
+// map (0) and the ends of the collection and DB structs (0, 0), and the
+// documents go in place of that 0. A message starts with its length, so
+// the documents are encoded twice: once to measure, once to write.
+func writeExport(ctx context.Context, w io.Writer, ids []string, row func(i int) []float32, compress bool) error {
+	db := chromem.NewDB()
+	if _, err := db.CreateCollection(CollectionName, nil, refuseEmbed); err != nil {
+		return err
+	}
+	var empty bytes.Buffer
+	if err := db.ExportToWriter(&empty, false, ""); err != nil {
+		return err
+	}
+	types, value, ok := splitLastGobMessage(empty.Bytes())
+	if !ok || !bytes.HasSuffix(value, []byte{0, 0, 0}) {
+		return errors.New("export: chromem-go's export of an empty collection has an unexpected form")
+	}
+	head := value[:len(value)-3]
+
+	// each calls fn with the encoding of every document in turn.
+	var scratch []float32
+	var enc []byte
+	each := func(fn func(enc []byte) error) error {
+		for i, id := range ids {
+			if i%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			enc = appendGobDocument(enc[:0], id, chromemEmbedding(row(i), &scratch))
+			if err := fn(enc); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	size := uint64(len(head)) + uint64(gobUintLen(uint64(len(ids)))) + 2
+	if err := each(func(enc []byte) error { size += uint64(len(enc)); return nil }); err != nil {
+		return err
+	}
+	if size >= gobTooBig {
+		return errors.New("export: too large for a gob message")
+	}
+
+	var gz *gzip.Writer
+	if compress {
+		gz = gzip.NewWriter(w)
+		w = gz
+	}
+	var msg []byte
+	msg = append(msg, types...)
+	msg = appendGobUint(msg, size)
+	msg = append(msg, head...)
+	msg = appendGobUint(msg, uint64(len(ids)))
+	if _, err := w.Write(msg); err != nil {
+		return err
+	}
+	if err := each(func(enc []byte) error { _, err := w.Write(enc); return err }); err != nil {
+		return err
+	}
+	if _, err := w.Write([]byte{0, 0}); err != nil {
+		return err
+	}
+	if gz != nil {
+		return gz.Close()
+	}
+	return nil
+}
+
+// gobTooBig is the length from which gob refuses a message (encoding/gob's
+// tooBig): 8 GiB, or 1 GiB on 32-bit systems.
+const gobTooBig = (1 << 30) << (^uint(0) >> 62)
+
+// chromemEmbedding returns v as chromem-go's AddDocument stores it: v
+// itself when its norm is within 1e-6 of 1 (always for a vector from
+// normalize), else v divided by its float32 norm, in *scratch.
+func chromemEmbedding(v []float32, scratch *[]float32) []float32 {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if math.Abs(math.Sqrt(ss)-1) < 1e-6 {
+		return v
+	}
+	var n float32
+	for _, x := range v {
+		n += x * x
+	}
+	n = float32(math.Sqrt(float64(n)))
+	out := (*scratch)[:0]
+	for _, x := range v {
+		out = append(out, x/n)
+	}
+	*scratch = out
+	return out
+}
+
+// appendGobDocument appends the gob encoding of one entry of a
+// collection's documents map, id → &chromem.Document{ID: id, Embedding:
+// v}: the key, then the struct's fields as (field number delta, value),
+// zero values left out (Metadata nil, Content ""), and 0 to end it. gob
+// writes a float32 as a float64 whose bits, byte-reversed, are an unsigned
+// integer.
+func appendGobDocument(b []byte, id string, v []float32) []byte {
+	b = appendGobString(b, id)
+	b = append(b, 1) // field 0, ID
+	b = appendGobString(b, id)
+	b = append(b, 2) // field 2, Embedding
+	b = appendGobUint(b, uint64(len(v)))
+	for _, x := range v {
+		b = appendGobUint(b, bits.ReverseBytes64(math.Float64bits(float64(x))))
+	}
+	return append(b, 0)
+}
+
+func appendGobString(b []byte, s string) []byte {
+	return append(appendGobUint(b, uint64(len(s))), s...)
+}
+
+// appendGobUint appends x as gob encodes an unsigned integer: one byte
+// below 128, else minus the number of bytes that follow, then x's bytes,
+// big-endian, without leading zeros.
+func appendGobUint(b []byte, x uint64) []byte {
+	if x < 0x80 {
+		return append(b, byte(x))
+	}
+	n := gobUintLen(x) - 1
+	b = append(b, byte(-n))
+	for i := n - 1; i >= 0; i-- {
+		b = append(b, byte(x>>(8*i)))
+	}
+	return b
+}
+
+// gobUintLen is the length of appendGobUint's encoding of x.
+func gobUintLen(x uint64) int {
+	if x < 0x80 {
+		return 1
+	}
+	return 1 + 8 - bits.LeadingZeros64(x)/8
+}
+
+// splitLastGobMessage splits the gob stream s into its messages but the
+// last (each with its length) and the last one's contents (without it).
+func splitLastGobMessage(s []byte) (before, last []byte, ok bool) {
+	for off := 0; off < len(s); {
+		n, w := uint64(s[off]), 1
+		if n >= 0x80 {
+			w += 256 - int(n) // the bytes that follow
+			if w > 9 || off+w > len(s) {
+				return nil, nil, false
+			}
+			n = 0
+			for _, c := range s[off+1 : off+w] {
+				n = n<<8 | uint64(c)
+			}
+		}
+		end := off + w + int(n)
+		if n > uint64(len(s)) || end > len(s) {
+			return nil, nil, false
+		}
+		if end == len(s) {
+			return s[:off], s[off+w:], true
+		}
+		off = end
+	}
+	return nil, nil, false
 }
 
 // writeSynced creates path, fills it with fill, syncs and closes it, and

@@ -48,9 +48,10 @@
 // The export holds one collection, "papers", with one document per paper:
 // ID = paper ID, Embedding = unit vector, no content or metadata (the
 // canonical records live in the store). chromem-go's own persistence
-// writes one file per document, so it is not used: Build fills an
-// in-memory chromem DB and writes it with ExportToWriter into a new file,
-// fsyncs it, and commits by renaming a new dense.json into place (the
+// writes one file per document, so it is not used: Build writes the bytes
+// chromem's DB.ExportToWriter writes for that collection (documents in ID
+// order), streamed rather than encoded whole in memory as ExportToWriter
+// does, into a new file, fsyncs it, and commits by renaming a new dense.json into place (the
 // rename is the atomic step), then deletes the old export. Open checks
 // the header's model id and dimension against its Embedder
 // (ErrModelMismatch) before loading anything.

@@ -42,25 +42,29 @@ func quantize(vecs []float32, n, dim int) *quantMatrix {
 		l1:     make([]float32, n),
 	}
 	for r := range n {
-		row := vecs[r*dim : (r+1)*dim]
-		var maxAbs, l1 float64
-		for _, x := range row {
-			a := math.Abs(float64(x))
-			maxAbs = max(maxAbs, a)
-			l1 += a
-		}
-		qm.l1[r] = float32(l1)
-		if maxAbs == 0 {
-			continue
-		}
-		s := float32(maxAbs / 127)
-		qm.scale[r] = s
-		codes := qm.codes[r*stride : r*stride+dim]
-		for j, x := range row {
-			codes[j] = int8(max(-127, min(127, math.Round(float64(x/s)))))
-		}
+		qm.l1[r], qm.scale[r] = quantizeRow(vecs[r*dim:(r+1)*dim], qm.codes[r*stride:r*stride+dim])
 	}
 	return qm
+}
+
+// quantizeRow sets codes, as long as row, to row's int8 codes and returns
+// the row's L1 norm and scale (a zero row: scale 0, codes all zero).
+func quantizeRow(row []float32, codes []int8) (l1, scale float32) {
+	var maxAbs, sum float64
+	for _, x := range row {
+		a := math.Abs(float64(x))
+		maxAbs = max(maxAbs, a)
+		sum += a
+	}
+	if maxAbs == 0 {
+		clear(codes)
+		return float32(sum), 0
+	}
+	s := float32(maxAbs / 127)
+	for j, x := range row {
+		codes[j] = int8(max(-127, min(127, math.Round(float64(x/s)))))
+	}
+	return float32(sum), s
 }
 
 // quantQuery is a query quantised for the int8 scan: codes (padded to the

@@ -205,10 +205,10 @@ func fillSidecar(f *os.File, l sidecarLayout, n, dim, stride int, exportSize int
 	}
 	if stride > 0 {
 		scale, l1 := make([]float32, n), make([]float32, n)
+		codes := make([]int8, stride) // one row at a time; the padding stays zero
 		for i := range n {
-			qm := quantize(row(i), 1, dim)
-			scale[i], l1[i] = qm.scale[0], qm.l1[0]
-			put(l.codes, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(qm.codes))), len(qm.codes)))
+			l1[i], scale[i] = quantizeRow(row(i), codes[:dim])
+			put(l.codes, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(codes))), len(codes)))
 		}
 		put(l.scale, f32bytes(scale))
 		put(l.l1, f32bytes(l1))
