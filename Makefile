@@ -131,7 +131,7 @@ TRAIN_DB ?= $(EVAL_DB)
 TRAIN_PIPELINE := --retrievers bm25,citing,dense --fusion minmax --weights bm25=1,citing=0.5,dense=0.4
 TRAIN_SCIFACT_DB ?= .cache/bench/scifact
 TRAIN_SCISUMMNET_DB ?= .cache/bench/scisummnet
-TRAIN_PARAMS ?= --balance -k 50 --bag 3
+TRAIN_PARAMS ?= --balance -k 50 --bag 5
 TRAIN_OUT ?= rerank/learned/default_model.json
 TRAIN_BENCHES := --bench acm-cr --db $(TRAIN_DB) --data $(ACMCR) \
   --bench beir:train --data $(DEVSETS)/scifact --db $(TRAIN_SCIFACT_DB) \

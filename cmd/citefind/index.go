@@ -46,7 +46,7 @@ was skipped or a folder held no supported file, unless --keep-going.
 
 --embedder also builds a dense (embedding) index, for query --retrievers
 bm25,dense: contrast is an embedder trained contrastively on the
-database's own papers (768 dimensions, offline, about 2 minutes for 100,000
+database's own papers (768 dimensions, offline, about a minute for 100,000
 papers on 2 cores; needs at least 32 papers with an abstract; see
 docs/dense.md); builtin is LSA trained the same way (512 dimensions,
 cheaper, weaker). Both keep their saved model across small changes (new and

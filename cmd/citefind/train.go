@@ -58,7 +58,7 @@ on each, with 95% bootstrap intervals of the gain. --exclude-split SPLIT
 drops the queries of another split of the same BEIR collection (train on
 ScisummNet's clean split without its keep_for_gold queries). --balance
 weighs each collection the same, whatever its number of queries. --bag N
-averages N models trained with seeds --seed, --seed+1, … (make train: 3),
+averages N models trained with seeds --seed, --seed+1, … (make train: 5),
 which varies less from one seed to another than one model does.
 
 --loco: leave-one-collection-out. For each collection, a model is trained on
