@@ -35,6 +35,14 @@ type QueryEmbedder interface {
 	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }
 
+// QueryBatchEmbedder is a QueryEmbedder that embeds several queries in one
+// call (one request to a server), as QueryVector needs for a paragraph
+// and its citing sentences.
+type QueryBatchEmbedder interface {
+	QueryEmbedder
+	EmbedQueries(ctx context.Context, texts []string) ([][]float32, error)
+}
+
 // DefaultHashDim is the dimension of a HashEmbedder with Dims 0.
 const DefaultHashDim = 256
 

@@ -208,10 +208,16 @@ func (o *Ollama) Dim() int { return int(o.dim.Load()) }
 // requests of BatchSize texts. The context's deadline bounds all
 // requests and retries.
 func (o *Ollama) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return o.embedAll(ctx, o.prefixes.Document, texts)
+}
+
+// embedAll embeds texts, each prefixed with prefix, in requests of
+// BatchSize texts.
+func (o *Ollama) embedAll(ctx context.Context, prefix string, texts []string) ([][]float32, error) {
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += o.batch {
 		end := min(start+o.batch, len(texts))
-		vecs, err := o.embedBatch(ctx, o.prefixes.Document, texts[start:end])
+		vecs, err := o.embedBatch(ctx, prefix, texts[start:end])
 		if err != nil {
 			return nil, err
 		}
@@ -227,6 +233,12 @@ func (o *Ollama) EmbedQuery(ctx context.Context, text string) ([]float32, error)
 		return nil, err
 	}
 	return vecs[0], nil
+}
+
+// EmbedQueries embeds queries (each prefixed with Prefixes.Query) in
+// requests of BatchSize texts, as Embed does documents.
+func (o *Ollama) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	return o.embedAll(ctx, o.prefixes.Query, texts)
 }
 
 func (o *Ollama) embedBatch(ctx context.Context, prefix string, texts []string) ([][]float32, error) {

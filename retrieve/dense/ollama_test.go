@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -365,4 +366,32 @@ func TestOllamaReal(t *testing.T) {
 	q, err := o.EmbedQuery(ctx, "transformer language model pre-training")
 	require.NoError(t, err)
 	assert.Len(t, q, o.Dim())
+}
+
+// TestOllamaQueryVector checks that QueryVector embeds a paragraph and its
+// citing sentences in one request, both with the model's query prefix,
+// and passes a failure on.
+func TestOllamaQueryVector(t *testing.T) {
+	var mu sync.Mutex
+	var inputs [][]string
+	srv, count := fakeOllama(t, func(w http.ResponseWriter, req embedRequest, n int) {
+		mu.Lock()
+		inputs = append(inputs, req.Input)
+		mu.Unlock()
+		okReply(8)(w, req, n)
+	})
+	o := newOllama(t, srv.URL, dense.OllamaOptions{Model: "nomic-embed-text"})
+	v, err := dense.QueryVector(t.Context(), o, "Sparse methods dominate. Dense retrieval [12] uses dual encoders.")
+	require.NoError(t, err)
+	assert.Len(t, v, 8)
+	assert.EqualValues(t, 1, count.Load())
+	q := dense.KnownPrefixes("nomic-embed-text").Query
+	require.NotEmpty(t, q)
+	assert.Equal(t, [][]string{{q + "Sparse methods dominate. Dense retrieval uses dual encoders.", q + "Dense retrieval uses dual encoders."}}, inputs)
+
+	failing, _ := fakeOllama(t, fixedReply(500, fixture(t, "server_error.json")))
+	o = newOllama(t, failing.URL, dense.OllamaOptions{Model: "nomic-embed-text", Retries: -1})
+	_, err = dense.QueryVector(t.Context(), o, "Sparse methods dominate. Dense retrieval [12] uses dual encoders.")
+	require.ErrorIs(t, err, dense.ErrEmbedder)
+	assert.Contains(t, err.Error(), "dense: embed query")
 }
