@@ -69,16 +69,7 @@ func TestMeasureRecipes(t *testing.T) {
 		}
 		held, err := eval.LeaveOneCollectionOut(t.Context(), cols, o)
 		require.NoError(t, err)
-		var cells []string
-		worst, mean, n := 1.0, 0.0, 0
-		for _, h := range held {
-			for _, s := range h.Scores {
-				cells = append(cells, fmt.Sprintf("%s:%s %+.4f/%+.4f", h.Collection, s.Set, s.Gain(eval.NDCG10), s.Gain(eval.Recall10)))
-				worst = min(worst, s.Gain(eval.NDCG10))
-				mean += s.Gain(eval.NDCG10)
-				n++
-			}
-		}
+		cells, worst, mean := locoSummary(held)
 		var cv []string
 		for i, c := range cols {
 			sc, err := eval.CrossValidateWithin(t.Context(), cols, i, 5, 1, o)
@@ -87,6 +78,6 @@ func TestMeasureRecipes(t *testing.T) {
 				cv = append(cv, fmt.Sprintf("%s:%s R@10 %.4f [%+.3f,%+.3f] nDCG %.4f", c.Name, s.Set, s.Reranked[eval.Recall10], s.R10Lo, s.R10Hi, s.Reranked[eval.NDCG10]))
 			}
 		}
-		t.Logf("RECIPE %s (%s) | LOCO %s | worst %+.4f | mean %+.4f | CV %s", name, spec, strings.Join(cells, " | "), worst, mean/float64(n), strings.Join(cv, " | "))
+		t.Logf("RECIPE %s (%s) | LOCO %s | worst %+.4f | mean %+.4f | CV %s", name, spec, strings.Join(cells, " | "), worst, mean, strings.Join(cv, " | "))
 	}
 }
