@@ -257,10 +257,6 @@ func Train(ctx context.Context, papers iter.Seq[corpus.Paper], opts Options, pro
 	nDocs := len(col.docs)
 	f, docs := col.vocabulary(o)
 	col = nil
-	// The analysed collection (every term string, every raw token list)
-	// is garbage now; collected here, its memory holds the projection and
-	// Adam's moments allocated next, rather than the heap growing by both.
-	runtime.GC()
 	m := &Model{opts: o, docs: nDocs, f: f}
 	t, err := newTrainer(m, docs)
 	if err != nil {
