@@ -59,6 +59,10 @@ type trainedKind struct {
 	load                         func(path string) (dense.Embedder, error)
 	train                        func(ctx context.Context, st *corpus.Store, n int, opts Options) (dense.Embedder, error)
 	save                         func(path string, m dense.Embedder) error
+	// outdated, when set, says why the saved model must be retrained
+	// although the store has not changed (it was trained with earlier
+	// defaults), or "".
+	outdated func(path string) string
 }
 
 // trainedKinds are the embedders trained on the database's papers, by spec.
@@ -82,6 +86,13 @@ var trainedKinds = map[string]*trainedKind{
 		},
 		train: trainContrast,
 		save:  func(path string, m dense.Embedder) error { return contrast.SaveFile(path, m.(*contrast.Model)) },
+		outdated: func(path string) string {
+			spec, err := contrast.FileSpec(path)
+			if err != nil || spec == contrast.DefaultSpec {
+				return "" // an unreadable model is noticed elsewhere
+			}
+			return fmt.Sprintf("the contrast embedder's model was trained with earlier defaults (%s, now %s)", spec, contrast.DefaultSpec)
+		},
 	},
 }
 
@@ -159,6 +170,8 @@ func buildDense(ctx context.Context, dir string, st *corpus.Store, gen int64, sp
 		rep.Reason = fmt.Sprintf("embedder changed from %q", h.Meta[local.MetaEmbedder])
 	case kind != nil && !modelIs(kind, filepath.Join(dir, kind.file), h.Model):
 		rep.Reason = kind.name + "'s model is not the one the index was built with"
+	case kind != nil && kind.outdated != nil && kind.outdated(filepath.Join(dir, kind.file)) != "":
+		rep.Reason = kind.outdated(filepath.Join(dir, kind.file))
 	case h.Meta[local.MetaGeneration] != gs:
 		rep.Reason = fmt.Sprintf("store changed since generation %s", h.Meta[local.MetaGeneration])
 	default:
@@ -291,6 +304,11 @@ func keepModel(ctx context.Context, kind *trainedKind, path string, st *corpus.S
 	trainedDocs, errDocs := strconv.Atoi(meta[2])
 	if meta[0] != id || errGen != nil || errDocs != nil {
 		return nil, "the store does not record when the model was trained"
+	}
+	if kind.outdated != nil {
+		if why := kind.outdated(path); why != "" {
+			return nil, why
+		}
 	}
 	changed, err := st.CountChangedSince(ctx, trainedGen)
 	if err != nil {

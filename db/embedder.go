@@ -79,14 +79,15 @@ func ModelFileID(dir, spec string) (string, error) {
 
 // OpenEmbedder returns the embedder of spec for a database folder dir: the
 // saved LSA model for builtin, the saved contrast model for contrast (one
-// trained with other options is refused, naming both), an Ollama client
-// for ollama:MODEL.
+// trained for another feature set than the defaults' or earlier defaults'
+// is refused, naming both), an Ollama client for ollama:MODEL.
 func OpenEmbedder(dir, spec string) (dense.Embedder, error) {
 	switch {
 	case spec == EmbedderBuiltin:
 		return LoadLSAModel(filepath.Join(dir, LSAModelFile))
 	case spec == EmbedderContrast:
-		m, err := contrast.LoadFile(filepath.Join(dir, ContrastModelFile), contrast.Options{}.Spec())
+		// a model of earlier defaults answers until index retrains it
+		m, err := contrast.LoadFile(filepath.Join(dir, ContrastModelFile), append([]string{contrast.DefaultSpec}, contrast.EarlierDefaultSpecs...)...)
 		if err != nil {
 			return nil, fmt.Errorf("load the contrast embedder's model: %w", err)
 		}

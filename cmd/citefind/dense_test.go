@@ -471,8 +471,8 @@ func TestDenseContrast(t *testing.T) {
 	require.NoError(t, os.WriteFile(modelPath, saved, 0o644))
 	_, _, err = cli(t, "", "query", "--db", dir, "--strict", "--retrievers", "bm25,dense", "citation recommendation")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "uni/16")
-	assert.Contains(t, err.Error(), "uni/768")
+	assert.Contains(t, err.Error(), "uni+bi32768/16")
+	assert.Contains(t, err.Error(), "uni+bi32768/768")
 	// index notices and retrains.
 	out, _, err = cli(t, "", "index", "--db", dir, "--quiet", more)
 	require.NoError(t, err)

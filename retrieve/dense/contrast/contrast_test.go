@@ -54,21 +54,24 @@ func trainTiny(t *testing.T, opts contrast.Options) (*contrast.Model, []float64)
 	return m, losses
 }
 
-var tinyOpts = contrast.Options{Dim: 32, Batch: 32, MinDF: 1, MaxDFRatio: 1, Epochs: 20, MinSteps: -1, Temperature: 0.1, LR: 0.01}
+var tinyOpts = contrast.Options{Dim: 32, Batch: 32, MinDF: 1, MaxDFRatio: 1, Epochs: 20, MinSteps: -1, Temperature: 0.1, LR: 0.01, Bigrams: -1}
 
 func TestTrainLearns(t *testing.T) {
 	for _, tc := range []struct {
 		init    contrast.Init
 		average bool
 		heads   int
+		bigrams int
 		spec    string
-	}{{contrast.InitRandom, false, 1, "uni/32"}, {contrast.InitLSA, false, 1, "uni/32"}, {contrast.InitRandom, true, 1, "uni/32"}, {contrast.InitRandom, false, 2, "uni/32x2"}} {
+	}{{contrast.InitRandom, false, 1, -1, "uni/32"}, {contrast.InitLSA, false, 1, -1, "uni/32"}, {contrast.InitRandom, true, 1, -1, "uni/32"},
+		{contrast.InitRandom, false, 2, -1, "uni/32x2"}, {contrast.InitRandom, false, 1, 0, "uni+bi32768/32"}} {
 		init := tc.init
-		t.Run(fmt.Sprintf("%s/average=%v/heads=%d", init, tc.average, tc.heads), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/average=%v/heads=%d/bigrams=%d", init, tc.average, tc.heads, tc.bigrams), func(t *testing.T) {
 			o := tinyOpts
 			o.Init = init
 			o.Average = tc.average
 			o.Heads = tc.heads
+			o.Bigrams = tc.bigrams
 			m, losses := trainTiny(t, o)
 			require.Len(t, losses, 20)
 			// (LSA starts close to the answer on this corpus)
@@ -128,7 +131,7 @@ func TestTrainDeterministic(t *testing.T) {
 }
 
 func TestEmbed(t *testing.T) {
-	m, _ := trainTiny(t, contrast.Options{Dim: 16, Batch: 32, MinDF: 1, MaxDFRatio: 1, Epochs: 1, MinSteps: -1})
+	m, _ := trainTiny(t, contrast.Options{Dim: 16, Batch: 32, MinDF: 1, MaxDFRatio: 1, Epochs: 1, MinSteps: -1, Bigrams: -1})
 	vecs, err := m.Embed(t.Context(), []string{"", "of the and", "t1w0 for t1w1", "T1W0 for\nt1w1"})
 	require.NoError(t, err)
 	require.Len(t, vecs, 4)
@@ -213,7 +216,36 @@ func TestSaveLoad(t *testing.T) {
 	assert.Contains(t, err.Error(), "it has uni+bi128/32, want uni/32")
 	_, err = contrast.LoadFile(path, contrast.Options{Dim: 768}.Spec())
 	require.ErrorIs(t, err, contrast.ErrMismatch)
-	assert.Contains(t, err.Error(), "want uni/768")
+	assert.Contains(t, err.Error(), "want uni+bi32768/768")
+	// any of several specs; the first is named when none matches
+	_, err = contrast.LoadFile(path, contrast.DefaultSpec, "uni+bi128/32")
+	require.NoError(t, err)
+	_, err = contrast.LoadFile(path, contrast.DefaultSpec, "uni/32")
+	require.ErrorIs(t, err, contrast.ErrMismatch)
+	assert.Contains(t, err.Error(), "it has uni+bi128/32, want uni+bi32768/768")
+
+	// the spec is read from the start of the file
+	spec, err := contrast.FileSpec(path)
+	require.NoError(t, err)
+	assert.Equal(t, "uni+bi128/32", spec)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	short := filepath.Join(t.TempDir(), "short.model")
+	require.NoError(t, os.WriteFile(short, raw[:30], 0o644))
+	_, err = contrast.FileSpec(short)
+	require.ErrorIs(t, err, contrast.ErrCorrupt)
+	assert.Contains(t, err.Error(), short)
+	_, err = contrast.FileSpec(filepath.Join(t.TempDir(), "missing.model"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestDefaultSpec: the defaults hash word bigrams into 32,768 buckets
+// besides the unigrams (docs/dense.md); the unigram-only models of the
+// earlier defaults stay usable.
+func TestDefaultSpec(t *testing.T) {
+	assert.Equal(t, "uni+bi32768/768", contrast.DefaultSpec)
+	assert.Equal(t, []string{"uni/768"}, contrast.EarlierDefaultSpecs)
+	assert.Equal(t, "uni/768", contrast.Options{Bigrams: -1}.Spec())
 }
 
 func TestLoadCorrupt(t *testing.T) {

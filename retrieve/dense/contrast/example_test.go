@@ -29,7 +29,7 @@ func ExampleTrain() {
 		fmt.Println(err)
 		return
 	}
-	m2, err := contrast.LoadFile(path, "uni/32")
+	m2, err := contrast.LoadFile(path, "uni+bi32768/32") // the defaults hash word bigrams too
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -38,6 +38,6 @@ func ExampleTrain() {
 	fmt.Println(m2.Spec(), len(vecs[0]), m2.Model() == m.Model())
 	fmt.Println("own paper closer than another:", dot(vecs[0], vecs[1]) > dot(vecs[0], vecs[2]))
 	// Output:
-	// uni/32 32 true
+	// uni+bi32768/32 32 true
 	// own paper closer than another: true
 }

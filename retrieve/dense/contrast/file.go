@@ -1,11 +1,13 @@
 package contrast
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/citefind/citefind/internal/atomicfile"
 	"github.com/citefind/citefind/internal/modelfile"
@@ -92,49 +94,11 @@ func load(rd io.Reader) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	var u [8]uint32 // terms, buckets, minDF, maxVocab, epochs, minSteps, batch, heads
-	var docs uint64
-	for i := range u {
-		if i == 2 {
-			if docs, err = r.U64(); err != nil {
-				return nil, err
-			}
-		}
-		if u[i], err = r.U32(); err != nil {
-			return nil, err
-		}
-	}
-	terms, buckets := int(u[0]), int(u[1])
-	if dim < 1 || dim > maxDim || terms < 1 || terms > maxFeatures || buckets > maxFeatures || docs > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: bad sizes (dim %d, terms %d, buckets %d, docs %d)", ErrCorrupt, dim, terms, buckets, docs)
-	}
-	flags, err := r.ReadByte()
+	h, err := readHead(r, dim)
 	if err != nil {
 		return nil, err
 	}
-	seed, err := r.U64()
-	if err != nil {
-		return nil, err
-	}
-	fl, err := r.Float64s(5, false) // checked by withDefaults below
-	if err != nil {
-		return nil, err
-	}
-	o := Options{Dim: dim, MinDF: int(u[2]), MaxVocab: int(u[3]), Epochs: int(u[4]), MinSteps: int(int32(u[5])), Batch: int(u[6]), Heads: int(u[7]),
-		OneWay: flags&1 != 0, Decay: flags&2 != 0, Spans: flags&4 != 0, Neighbours: flags&16 != 0, Average: flags&32 != 0, Init: InitRandom, Seed: seed, MaxDFRatio: fl[0], Temperature: fl[1], LR: fl[2], InitScale: fl[3], Overlap: fl[4], Bigrams: buckets}
-	if buckets == 0 {
-		o.Bigrams = -1
-	}
-	if flags&8 != 0 {
-		o.Init = InitLSA
-	}
-	want := o
-	o, err = o.withDefaults()
-	stored := o
-	stored.Workers = 0 // not in the file: it does not change the model
-	if err != nil || flags > 63 || stored != want {
-		return nil, fmt.Errorf("%w: bad options (%v)", ErrCorrupt, err)
-	}
+	o, terms, buckets := h.opts, h.terms, h.buckets
 	// The reader grows slices as data arrives, so that a corrupt size
 	// cannot make Load allocate more than the file holds.
 	vocab, err := r.Terms(terms, maxTermLen)
@@ -153,9 +117,66 @@ func load(rd io.Reader) (*Model, error) {
 	if err := r.Verify(); err != nil {
 		return nil, err
 	}
-	m := &Model{opts: o, docs: int(docs), f: newFeatures(vocab, buckets, idf), w: w}
+	m := &Model{opts: o, docs: int(h.docs), f: newFeatures(vocab, buckets, idf), w: w}
 	m.finish()
 	return m, nil
+}
+
+// head is what a model file holds before its vocabulary.
+type head struct {
+	opts           Options // with defaults applied
+	terms, buckets int
+	docs           uint64
+}
+
+// readHead reads and checks the sizes and options at the start of a
+// model file's body.
+func readHead(r *modelfile.Reader, dim int) (head, error) {
+	var u [8]uint32 // terms, buckets, minDF, maxVocab, epochs, minSteps, batch, heads
+	var docs uint64
+	var err error
+	for i := range u {
+		if i == 2 {
+			if docs, err = r.U64(); err != nil {
+				return head{}, err
+			}
+		}
+		if u[i], err = r.U32(); err != nil {
+			return head{}, err
+		}
+	}
+	terms, buckets := int(u[0]), int(u[1])
+	if dim < 1 || dim > maxDim || terms < 1 || terms > maxFeatures || buckets > maxFeatures || docs > math.MaxInt32 {
+		return head{}, fmt.Errorf("%w: bad sizes (dim %d, terms %d, buckets %d, docs %d)", ErrCorrupt, dim, terms, buckets, docs)
+	}
+	flags, err := r.ReadByte()
+	if err != nil {
+		return head{}, err
+	}
+	seed, err := r.U64()
+	if err != nil {
+		return head{}, err
+	}
+	fl, err := r.Float64s(5, false) // checked by withDefaults below
+	if err != nil {
+		return head{}, err
+	}
+	o := Options{Dim: dim, MinDF: int(u[2]), MaxVocab: int(u[3]), Epochs: int(u[4]), MinSteps: int(int32(u[5])), Batch: int(u[6]), Heads: int(u[7]),
+		OneWay: flags&1 != 0, Decay: flags&2 != 0, Spans: flags&4 != 0, Neighbours: flags&16 != 0, Average: flags&32 != 0, Init: InitRandom, Seed: seed, MaxDFRatio: fl[0], Temperature: fl[1], LR: fl[2], InitScale: fl[3], Overlap: fl[4], Bigrams: buckets}
+	if buckets == 0 {
+		o.Bigrams = -1
+	}
+	if flags&8 != 0 {
+		o.Init = InitLSA
+	}
+	want := o
+	o, err = o.withDefaults()
+	stored := o
+	stored.Workers = 0 // not in the file: it does not change the model
+	if err != nil || flags > 63 || stored != want {
+		return head{}, fmt.Errorf("%w: bad options (%v)", ErrCorrupt, err)
+	}
+	return head{opts: o, terms: terms, buckets: buckets, docs: docs}, nil
 }
 
 // SaveFile writes m to path atomically (internal/atomicfile: a temporary
@@ -166,11 +187,12 @@ func SaveFile(path string, m *Model) error {
 	return atomicfile.Write(path, 0o644, func(f *os.File) error { return m.Save(f) })
 }
 
-// LoadFile reads the model at path. When spec is not "", the model must
-// have been trained for that feature set and dimension (Options.Spec,
-// Model.Spec): another one gives an error wrapping ErrMismatch that names
-// both. Errors name the file.
-func LoadFile(path, spec string) (*Model, error) {
+// LoadFile reads the model at path. When specs are given (and not ""),
+// the model must have been trained for one of those feature sets and
+// dimensions (Options.Spec, Model.Spec): another one gives an error
+// wrapping ErrMismatch that names its spec and the first of specs. Errors
+// name the file.
+func LoadFile(path string, specs ...string) (*Model, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load embedder model: %w", err)
@@ -180,10 +202,42 @@ func LoadFile(path, spec string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if spec != "" && m.Spec() != spec {
-		return nil, fmt.Errorf("%s: %w: it has %s, want %s (retrain it)", path, ErrMismatch, m.Spec(), spec)
+	if err := checkSpec(path, m.Spec(), specs); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// checkSpec returns nil when specs is empty, "" or holds spec, else an
+// ErrMismatch naming path, spec and the first of specs.
+func checkSpec(path, spec string, specs []string) error {
+	if len(specs) == 0 || slices.Contains(specs, "") || slices.Contains(specs, spec) {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: it has %s, want %s (retrain it)", path, ErrMismatch, spec, specs[0])
+}
+
+// FileSpec returns the Spec of the model file at path, read from the
+// start of the file without loading the model (nor verifying its
+// checksum, which Load does).
+func FileSpec(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("contrast model spec: %w", err)
+	}
+	defer f.Close()
+	r, dim, err := format.NewReader(bufio.NewReaderSize(f, 512))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	h, err := readHead(r, dim)
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: truncated", ErrCorrupt)
+		}
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return h.opts.Spec(), nil
 }
 
 // ModelID returns the Model() identity of the model file at path without

@@ -432,6 +432,19 @@ func (c *collection) measure(t *testing.T, ctx context.Context, out *os.File, st
 		for _, kind := range kinds {
 			var qv [][]float32
 			var split map[string][]corpus.Hit // dense-split*: the query's lists fused already
+			if fb, beta, ok := prfKind(kind); ok {
+				// pseudo-relevance feedback in the embedding space: the
+				// engine's query vector moved towards the mean of BM25's
+				// top fb papers' vectors, by beta
+				if len(ms) > 1 {
+					continue
+				}
+				for _, q := range ts.set.Queries {
+					v, err := dense.QueryVector(ctx, m, q.Text)
+					require.NoError(t, err)
+					qv = append(qv, idx.feedback(v, c.lists[ts.set.Name][q.ID]["bm25"], fb, beta))
+				}
+			}
 			switch kind {
 			case "dense-rank":
 				// the whole query's list with rank-based scores,
@@ -626,17 +639,54 @@ func (c *collection) log(t *testing.T, out *os.File, stamp, variant string, ts t
 // index is an exact brute-force cosine index over unit vectors.
 type index struct {
 	ids  []string
+	row  map[string]int
 	dim  int
 	flat []float32
 }
 
 func newIndex(ids []string, vecs [][]float32) *index {
-	x := &index{ids: ids, dim: len(vecs[0])}
+	x := &index{ids: ids, dim: len(vecs[0]), row: make(map[string]int, len(ids))}
 	x.flat = make([]float32, 0, len(ids)*x.dim)
-	for _, v := range vecs {
+	for i, v := range vecs {
 		x.flat = append(x.flat, v...)
+		x.row[ids[i]] = i
 	}
 	return x
+}
+
+// prfKind parses "dense-prfK-BETA" (feedback papers, weight).
+func prfKind(kind string) (int, float64, bool) {
+	rest, ok := strings.CutPrefix(kind, "dense-prf")
+	if !ok {
+		return 0, 0, false
+	}
+	ks, bs, _ := strings.Cut(rest, "-")
+	k, err1 := strconv.Atoi(ks)
+	b, err2 := strconv.ParseFloat(bs, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return k, b, true
+}
+
+// feedback returns the unit vector (1-beta)·q + beta·m, m the unit mean of
+// the vectors of the first k hits (q itself when none is indexed).
+func (x *index) feedback(q []float32, hits []corpus.Hit, k int, beta float64) []float32 {
+	var vs [][]float32
+	for _, h := range hits[:min(k, len(hits))] {
+		if r, ok := x.row[h.ID]; ok {
+			vs = append(vs, x.flat[r*x.dim:(r+1)*x.dim])
+		}
+	}
+	if len(vs) == 0 {
+		return q
+	}
+	m := meanUnit(vs)
+	out := make([]float32, len(q))
+	for i := range q {
+		out[i] = float32(1-beta)*q[i] + float32(beta)*m[i]
+	}
+	return meanUnit([][]float32{out})
 }
 
 // searchAll returns the k best documents of every query, best first (ties
