@@ -111,26 +111,35 @@ func TestOldBuiltinPipelineUpdated(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Close()
 	require.NoError(t, d.SetEmbedder(ctx, db.EmbedderContrast))
-	old := `{"format": 2, "embedder": "contrast", "retrievers": ["bm25", "citing", "dense"], "method": "minmax",
-	"weights": {"bm25": 1, "citing": 0.5, "dense": 0.4},
-	"source": "built-in default for the contrast embedder, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights)"}`
 	path := filepath.Join(dir, db.PipelineFile)
-	require.NoError(t, os.WriteFile(path, []byte(old), 0o644))
-	warn, err := d.EnsurePipeline(ctx)
-	require.NoError(t, err)
-	assert.Contains(t, warn, "built-in pipeline of an earlier citefind")
-	got, err := db.ReadPipeline(dir)
-	require.NoError(t, err)
-	assert.Equal(t, db.BuiltinPipeline(db.EmbedderContrast), *got)
-	assert.Equal(t, "learned", got.Rerank)
+	for _, old := range []string{`{"format": 2, "embedder": "contrast", "retrievers": ["bm25", "citing", "dense"], "method": "minmax",
+	"weights": {"bm25": 1, "citing": 0.5, "dense": 0.4},
+	"source": "built-in default for the contrast embedder, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights)"}`,
+		// the unigram embedder's, with the reranker
+		`{"format": 2, "embedder": "contrast", "retrievers": ["bm25", "citing", "dense"], "method": "minmax",
+	"weights": {"bm25": 1, "citing": 0.5, "dense": 0.4}, "rerank": "learned",
+	"source": "built-in default for the contrast embedder, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights), reranked by the learned reranker"}`} {
+		require.NoError(t, os.WriteFile(path, []byte(old), 0o644))
+		warn, err := d.EnsurePipeline(ctx)
+		require.NoError(t, err)
+		assert.Contains(t, warn, "built-in pipeline of an earlier citefind")
+		got, err := db.ReadPipeline(dir)
+		require.NoError(t, err)
+		assert.Equal(t, db.BuiltinPipeline(db.EmbedderContrast), *got)
+		assert.Equal(t, "learned", got.Rerank)
+		assert.Equal(t, 1.0, got.Weights["dense"])
+		warn, err = d.EnsurePipeline(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, warn, "this version's is kept")
+	}
 
 	measured := `{"format": 2, "embedder": "contrast", "retrievers": ["bm25", "dense"], "method": "minmax",
 	"weights": {"bm25": 1, "dense": 0.7}, "source": "eval --sweep-weights on my field"}`
 	require.NoError(t, os.WriteFile(path, []byte(measured), 0o644))
-	warn, err = d.EnsurePipeline(ctx)
+	warn, err := d.EnsurePipeline(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, warn)
-	got, err = db.ReadPipeline(dir)
+	got, err := db.ReadPipeline(dir)
 	require.NoError(t, err)
 	assert.Equal(t, "eval --sweep-weights on my field", got.Source)
 }

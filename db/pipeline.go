@@ -97,10 +97,14 @@ func (p *Pipeline) Validate() error {
 // builtinContrastSource is the Source of the contrast embedder's
 // built-in pipeline; oldBuiltinSources are the Sources of earlier
 // built-in pipelines, which EnsurePipeline brings up to date.
-const builtinContrastSource = "built-in default for the contrast embedder, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights), reranked by the learned reranker"
+const builtinContrastSource = "built-in default for the contrast embedder with word bigrams, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights), reranked by the learned reranker"
 
+// oldBuiltinSources are the Sources of the built-in pipelines of earlier
+// versions, which EnsurePipeline replaces by this version's.
 var oldBuiltinSources = []string{
 	"built-in default for the contrast embedder, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights)",
+	// dense 0.4, for the unigram embedder
+	"built-in default for the contrast embedder, chosen on ACM-CR, SciFact and ScisummNet (eval --suite --sweep-weights), reranked by the learned reranker",
 }
 
 // BuiltinPipeline returns the pipeline citefind ships for a database whose
@@ -108,7 +112,7 @@ var oldBuiltinSources = []string{
 // "ollama:MODEL"), chosen by eval --sweep-weights (docs/benchmarks.md):
 //
 //   - no embedder: bm25 + rm3 (0.2) + citing (0.5), min-max fusion;
-//   - contrast (the default embedder): bm25 + citing (0.5) + dense (0.4),
+//   - contrast (the default embedder): bm25 + citing (0.5) + dense (1),
 //     min-max, chosen across ACM-CR, SciFact and ScisummNet, then the
 //     learned reranker (its built-in model for these retrievers, trained
 //     on 50 candidates a query on the three collections);
@@ -137,7 +141,7 @@ func BuiltinPipeline(spec string) Pipeline {
 		// ScisummNet: rm3 adds nothing held out beside dense and costs
 		// most of the query time.
 		p.Retrievers = []string{citefind.RetrieverBM25, citefind.RetrieverCiting, citefind.RetrieverDense}
-		p.Weights = map[string]float64{citefind.RetrieverBM25: 1, citefind.RetrieverCiting: 0.5, citefind.RetrieverDense: 0.4}
+		p.Weights = map[string]float64{citefind.RetrieverBM25: 1, citefind.RetrieverCiting: 0.5, citefind.RetrieverDense: 1}
 		p.Rerank = rerank.NameLearned
 		p.Source = builtinContrastSource
 	case spec != EmbedderNone && spec != "":

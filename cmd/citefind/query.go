@@ -35,7 +35,7 @@ built by index --embedder). With several, their lists are fused (--fusion,
 "score" is the fused score. Without --retrievers, --fusion, --weights or
 --rerank, the database's pipeline applies (DIR/pipeline.json, written by
 index, shown by citefind status; eval measures the same): with the contrast
-embedder (a new database's) bm25 1, citing 0.5 and dense 0.4, min-max
+embedder (a new database's) bm25 1, citing 0.5 and dense 1, min-max
 fusion, then the learned reranker, chosen on ACM-CR, SciFact and ScisummNet;
 without an embedder bm25, rm3 0.2 and citing 0.5 (+ dense 0.05 with
 builtin), no reranker. A retriever that fails or takes over 5 s is reported as a
@@ -46,8 +46,8 @@ ACM-CR, SciFact and ScisummNet, the database's own from train --self, or
 --rerank-model FILE; no server needed; as many candidates as its model was
 trained on, 50 for the default pipeline's; for the retrievers it was trained
 on: citefind ships one for each default pipeline and picks by the
-retrievers; on collections it had not seen it moved nDCG@10 by −.002 to
-+.006, on test queries of collections it was trained on by +.009 to +.021:
+retrievers; on collections it had not seen it moved nDCG@10 by −.004 to
++.012, on test queries of collections it was trained on by +.001 to +.022:
 docs/rerank.md; --rerank none turns it off) or llm (an
 Ollama chat model, --llm or CITEFIND_LLM, at OLLAMA_HOST). If the model fails, the fused
 order comes back with a warning. --pick chooses the one paper to cite among

@@ -56,7 +56,7 @@ type Params struct {
 
 // DefaultParams returns the hyper-parameters the shipped model is
 // trained with (chosen by cross-validation on ACM-CR, docs/rerank.md);
-// make train adds collection balancing and Bag 5.
+// make train adds collection balancing, Bag 5 and 300 trees.
 func DefaultParams() Params {
 	return Params{Kind: KindLambdaMART, NDCGAt: 10, Sigma: 1, Trees: 600, Leaves: 3,
 		LearningRate: 0.05, MinLeaf: 50, L2: 1, Bins: 64, FeatureFraction: 0.8, Seed: 1}
