@@ -84,9 +84,9 @@ none trains from scratch. The model is written to --out (default
 DIR/learned-model.json, which --rerank learned then uses on that database). A
 database too small to learn from (fewer than 200 papers with a title or an
 abstract to make queries from, or fewer than 50 queries finding their paper)
-is refused, exit status 1. Measured on ACM-CR, SciFact and ScisummNet it
-helped on one and hurt on two (docs/rerank.md): check it on judged queries of
-your own (citefind eval --bench jsonl --queries FILE --db DIR --rerank learned).
+is refused, exit status 1. Measured on ACM-CR, SciFact and ScisummNet with
+the default pipeline it lowered nDCG@10 on all three (docs/rerank.md): check
+it on judged queries of your own (citefind eval --bench jsonl --queries FILE --db DIR --rerank learned).
 
 The figures of a model on benchmarks it was trained on are in-sample; use
 citefind eval --rerank learned --folds 5 (by citing paper) for one
