@@ -90,5 +90,4 @@ func TestContrastEarlierDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, rep.Dense.Trained)
 	assert.Empty(t, rep.Dense.Reason, "up to date")
-
 }

@@ -87,7 +87,7 @@ func OpenEmbedder(dir, spec string) (dense.Embedder, error) {
 		return LoadLSAModel(filepath.Join(dir, LSAModelFile))
 	case spec == EmbedderContrast:
 		// a model of earlier defaults answers until index retrains it
-		m, err := contrast.LoadFile(filepath.Join(dir, ContrastModelFile), append([]string{contrast.DefaultSpec}, contrast.EarlierDefaultSpecs...)...)
+		m, err := contrast.LoadFile(filepath.Join(dir, ContrastModelFile), contrast.DefaultSpec, contrast.EarlierDefaultSpec)
 		if err != nil {
 			return nil, fmt.Errorf("load the contrast embedder's model: %w", err)
 		}

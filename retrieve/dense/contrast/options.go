@@ -201,13 +201,15 @@ const (
 	InitLSA Init = "lsa"
 )
 
-// DefaultSpec is the Spec of the default options, which databases train.
-var DefaultSpec = Options{}.Spec()
-
-// EarlierDefaultSpecs are the Specs of models that earlier defaults
-// trained: a database indexed with them keeps answering queries with its
-// model until `citefind index` retrains it with the defaults.
-var EarlierDefaultSpecs = []string{"uni/768"}
+// Specs of the defaults' models.
+const (
+	// DefaultSpec is Options{}.Spec(): what databases train.
+	DefaultSpec = "uni+bi32768/768"
+	// EarlierDefaultSpec is the Spec of the models the earlier defaults
+	// trained (unigrams only): a database indexed with one keeps answering
+	// queries with it until `citefind index` retrains it with the defaults.
+	EarlierDefaultSpec = "uni/768"
+)
 
 // Size limits, also the sanity limits of Load.
 const (
