@@ -33,8 +33,10 @@ csl-suite: citeproc
 # (needs pandoc and Debian's styles: scripts/install-test-deps.sh); writes
 # every difference, with its known cause, to cite/testdata/pandoc/report.txt.
 # `make test` compares 20 items (5 under -race).
+# Agreement with pandoc's citeproc: 220 synthetic items and 300 real ACM-CR
+# records in 12 styles (about 8 minutes); writes cite/testdata/pandoc/report*.txt.
 cite-conformance: citeproc test-deps
-	CITEFIND_CONFORMANCE=all $(GO) test -run TestConformancePandoc -timeout 60m -v ./cite/ -args -update | grep -v '^=== RUN'
+	CITEFIND_CONFORMANCE=all $(GO) test -run 'ConformancePandoc' -timeout 60m -v ./cite/ -args -update | grep -v '^=== RUN'
 
 build: citeproc
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/citefind
