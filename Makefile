@@ -12,7 +12,7 @@ ACMCR    := $(CITEFIND_DATA)/acm-cr
 EVAL_DB  := .cache/bench/acm-cr
 PY_XAPIAN := /usr/bin/python3
 
-.PHONY: citeproc csl-suite cite-conformance build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train train-loco bench-xapian bench-index bench-bibtex bench-compare bench-serve bench-hostile bench-cite-cold bench-weaviate bench-scale screenshots sweep lint fmt clean
+.PHONY: citeproc csl-suite cite-conformance build demo demo-acm test test-deps test-short race bench fuzz eval eval-suite train train-loco bench-xapian bench-index bench-bibtex bench-bibtex-texlive bench-compare bench-serve bench-hostile bench-cite-cold bench-weaviate bench-scale screenshots sweep lint fmt clean
 
 # citeproc-js, the six default CSL styles and the en-US locale, pinned by
 # version and sha256, fetched into cite/csl/dist/ (gitignored), which the
@@ -214,6 +214,16 @@ bench-bibtex:
 	bash scripts/install-test-deps.sh
 	@mkdir -p benchmarks/out
 	$(GO) run ./benchmarks/bibtex-pandoc -cache benchmarks/out/pandoc-acm -examples 4 $(ACMCR)/data/acm-dl | tee benchmarks/out/bibtex-pandoc.md
+
+# The same on BibTeX the conversion was not written for: biblatex's examples
+# and Nelson Beebe's bibliographies from TeX Live (scripts/fetch-texlive-bib.sh
+# fetches Debian's texlive-bibtex-extra, pinned; docs/bibtex.md).
+bench-bibtex-texlive:
+	bash scripts/install-test-deps.sh
+	bash scripts/fetch-texlive-bib.sh
+	@mkdir -p benchmarks/out
+	$(GO) run ./benchmarks/bibtex-pandoc -cache .cache/texlive/pandoc -examples 3 .cache/texlive/bib/biblatex | tee benchmarks/out/bibtex-pandoc-biblatex.md
+	$(GO) run ./benchmarks/bibtex-pandoc -cache .cache/texlive/pandoc -examples 3 .cache/texlive/bib/beebe | tee benchmarks/out/bibtex-pandoc-beebe.md
 
 # citefind and Xapian in one run, with ratios (docs/benchmarks.md).
 bench-compare: build

@@ -49,11 +49,11 @@ import (
 var bibMapped = func() map[string]string {
 	m := map[string]string{}
 	for _, f := range strings.Fields(`abstract address annotation annote archiveprefix arxiv arxivid author
-		bookauthor booksubtitle booktitle booktitleaddon chapter date day director doi edition editor
+		bookauthor booksubtitle booktitle booktitleaddon chapter crossref date day director doi edition editor
 		editortype endday endmonth endyear entrysubtype eprint eprinttype eventdate eventtitle
-		howpublished hyphenation institution isbn issn issue journal journalsubtitle journaltitle
-		keywords langid library location mainsubtitle maintitle maintitleaddon month note number
-		organization origdate origlocation origpublisher origtitle pages pagetotal part pmcid pmid
+		howpublished hyphenation institution isbn issn issue issuesubtitle issuetitle journal journalsubtitle journaltitle
+		keywords langid langidopts library location mainsubtitle maintitle maintitleaddon month note number
+		options organization origdate origlocation origpublisher origtitle origyear pages pagetotal part pmcid pmid
 		publisher pubstate school series shortjournal shorttitle subtitle title titleaddon translator
 		type url urldate venue version volume volumes year`) {
 		m[f] = f
@@ -75,6 +75,59 @@ func mappedField(name []byte) string {
 		buf[i] = c
 	}
 	return bibMapped[string(buf[:len(name)])]
+}
+
+// crossrefTitleTo maps, for a child entry of an "in" type, the title
+// fields of the entry its crossref names to the child's fields (biblatex's
+// default inheritance: a book's title is the booktitle of its chapters).
+var crossrefTitleTo = [][2]string{{"title", "booktitle"}, {"subtitle", "booksubtitle"}, {"titleaddon", "booktitleaddon"}}
+
+// crossrefNotInherited are the fields a child never takes from its
+// crossref: they identify or describe the parent itself (its DOI or URL
+// would give every child the parent's identity), or are the parent's own
+// title (inherited only as crossrefTitleTo says).
+var crossrefNotInherited = map[string]bool{
+	"crossref": true, "doi": true, "url": true, "urldate": true, "eprint": true, "eprinttype": true,
+	"archiveprefix": true, "arxiv": true, "arxivid": true, "pmid": true, "pmcid": true,
+	"abstract": true, "annotation": true, "annote": true, "keywords": true, "note": true,
+	"pages": true, "pagetotal": true, "type": true, "entrysubtype": true,
+	"title": true, "subtitle": true, "titleaddon": true, "shorttitle": true,
+}
+
+// inheritCrossref adds to child the fields of parent (the entry its
+// crossref field names) that child does not have, as BibTeX and
+// biblatex's default data inheritance do: editor, publisher, address,
+// year, date, series, volume, organization, booktitle, ISBN…; for a child
+// of type inbook, incollection, inproceedings, conference, inreference,
+// bookinbook, suppbook or suppcollection, the parent's title, subtitle
+// and titleaddon become its booktitle, booksubtitle and booktitleaddon
+// (and a book's author also the bookauthor of an inbook); for an article, a
+// periodical's title becomes its journaltitle. Fields in
+// crossrefNotInherited are never taken.
+func inheritCrossref(child, parent *bibEntry) {
+	add := func(name, val string) {
+		if val != "" && !child.hasField(name) {
+			child.fields = append(child.fields, bibField{name, val})
+		}
+	}
+	switch child.typ {
+	case "inbook", "incollection", "inproceedings", "conference", "inreference", "bookinbook", "suppbook", "suppcollection":
+		for _, m := range crossrefTitleTo {
+			add(m[1], parent.get(m[0]))
+		}
+		if child.typ == "inbook" || child.typ == "bookinbook" || child.typ == "suppbook" {
+			add("bookauthor", parent.get("author"))
+		}
+	case "article", "suppperiodical":
+		add("journaltitle", parent.get("title"))
+		add("journalsubtitle", parent.get("subtitle"))
+	}
+	for _, f := range parent.fields {
+		if crossrefNotInherited[f.name] {
+			continue
+		}
+		add(f.name, f.val)
+	}
 }
 
 // bibField is one field of an entry, first occurrence of its name.
@@ -355,6 +408,37 @@ var bibStrings = map[string]string{
 	"phdthesis": "PhD thesis", "mathesis": "Master’s thesis", "techreport": "technical report",
 	"resreport": "research report", "software": "computer software", "datacd": "CD-ROM",
 	"audiocd": "audio CD", "candthesis": "Candidate thesis", "patent": "patent",
+	"patentde": "German patent", "patenteu": "European patent", "patentfr": "French patent",
+	"patentuk": "British patent", "patentus": "U.S. patent", "patreq": "patent request",
+	"patreqde": "German patent request", "patreqeu": "European patent request",
+	"patreqfr": "French patent request", "patrequk": "British patent request",
+	"patrequs": "U.S. patent request",
+}
+
+// bibSeriesStrings are the biblatex localisation keys of the series
+// field (series = {newseries}), in English.
+var bibSeriesStrings = map[string]string{"newseries": "New series", "oldseries": "Old series"}
+
+// bibOption reports whether biblatex's options field (options = {useprefix,
+// maxnames=2}) sets the boolean option name: bare or "=true".
+func bibOption(options, name string) bool {
+	for _, o := range strings.Split(plainValue(options), ",") {
+		k, v, ok := strings.Cut(o, "=")
+		if strings.EqualFold(strings.TrimSpace(k), name) {
+			return !ok || strings.EqualFold(strings.TrimSpace(v), "true")
+		}
+	}
+	return false
+}
+
+// usePrefix moves each name's dropping particle into its non-dropping one.
+func usePrefix(ns []cslName) []cslName {
+	for i := range ns {
+		if ns[i].dropping != "" && ns[i].nonDropping == "" {
+			ns[i].nonDropping, ns[i].dropping = ns[i].dropping, ""
+		}
+	}
+	return ns
 }
 
 // bibLanguages maps babel/polyglossia language names to IETF tags.
@@ -375,6 +459,32 @@ var bibLanguages = map[string]string{
 	"thai": "th-TH", "indonesian": "id-ID", "bulgarian": "bg-BG", "serbian": "sr-RS",
 }
 
+// langVariant returns the tag that biblatex's langidopts (variant=british)
+// makes of an English lang, or "".
+func langVariant(lang, opts string) string {
+	if !strings.HasPrefix(lang, "en") {
+		return ""
+	}
+	for _, o := range strings.Split(plainValue(opts), ",") {
+		k, v, _ := strings.Cut(o, "=")
+		if strings.EqualFold(strings.TrimSpace(k), "variant") {
+			switch strings.ToLower(strings.TrimSpace(v)) {
+			case "british", "uk":
+				return "en-GB"
+			case "american", "us", "usmax":
+				return "en-US"
+			case "australian":
+				return "en-AU"
+			case "newzealand":
+				return "en-NZ"
+			case "canadian":
+				return "en-CA"
+			}
+		}
+	}
+	return ""
+}
+
 // csl converts the entry into its CSL-JSON item, appended to scratch[:0]
 // (the caller copies it).
 func (e *bibEntry) csl(scratch []byte) []byte {
@@ -388,6 +498,9 @@ func (e *bibEntry) csl(scratch []byte) []byte {
 			lang = t
 		} else {
 			lang = l
+		}
+		if v := langVariant(lang, e.get("langidopts")); v != "" {
+			lang = v
 		}
 		if !strings.HasPrefix(lang, "en") {
 			c.english = false
@@ -440,10 +553,20 @@ func (e *bibEntry) csl(scratch []byte) []byte {
 
 	// Titles.
 	title, sub, addon := c.title(e.get("title")), c.title(e.get("subtitle")), c.title(e.get("titleaddon"))
+	if et == "periodical" && e.hasField("issuetitle") {
+		// An issue of a periodical: the issue's title is the title, the
+		// periodical (its title) the container.
+		title, sub, addon = c.title(e.get("issuetitle")), c.title(e.get("issuesubtitle")), ""
+	}
 	volTitle := ""
 	if e.hasField("maintitle") && !bibChapterLike[et] {
 		volTitle = concatWith('.', concatWith(':', title, sub), addon)
 		title, sub, addon = c.title(e.get("maintitle")), c.title(e.get("mainsubtitle")), c.title(e.get("maintitleaddon"))
+	}
+	if bibChapterLike[et] && e.hasField("maintitle") && e.hasField("booktitle") {
+		// A chapter of one volume of a multi-volume work: the work is the
+		// container, the volume's own title the volume-title.
+		volTitle = concatWith('.', concatWith(':', c.title(e.get("booktitle")), c.title(e.get("booksubtitle"))), c.title(e.get("booktitleaddon")))
 	}
 	fullTitle := concatWith('.', concatWith(':', title, sub), addon)
 	b.str("title", renderCSL(fullTitle))
@@ -467,6 +590,9 @@ func (e *bibEntry) csl(scratch []byte) []byte {
 	}
 	b.str("container-title-short", renderCSL(shortContainer))
 	series := c.title(e.get("series"))
+	if v, ok := bibSeriesStrings[strings.ToLower(strings.TrimSpace(plainValue(e.get("series"))))]; ok {
+		series = v
+	}
 	if isNumber(stripMarkers(series)) {
 		series = ordinal(stripMarkers(series)) + " series"
 	}
@@ -474,23 +600,28 @@ func (e *bibEntry) csl(scratch []byte) []byte {
 	b.str("event", renderCSL(c.title(e.get("eventtitle"))))
 	b.str("original-title", renderCSL(c.title(e.get("origtitle"))))
 
-	// Names.
-	b.names("author", parseCSLNames(e.get("author")))
-	b.names("container-author", parseCSLNames(e.get("bookauthor")))
-	editors := parseCSLNames(e.get("editor"))
-	directors := parseCSLNames(e.get("director"))
+	// Names. biblatex's entry option useprefix makes particles part of
+	// the family name for sorting (non-dropping).
+	names := parseCSLNames
+	if bibOption(e.get("options"), "useprefix") {
+		names = func(raw string) []cslName { return usePrefix(parseCSLNames(raw)) }
+	}
+	b.names("author", names(e.get("author")))
+	b.names("container-author", names(e.get("bookauthor")))
+	editors := names(e.get("editor"))
+	directors := names(e.get("director"))
 	if strings.EqualFold(strings.TrimSpace(e.get("editortype")), "director") {
 		editors, directors = nil, editors
 	}
 	b.names("editor", editors)
-	b.names("translator", parseCSLNames(e.get("translator")))
+	b.names("translator", names(e.get("translator")))
 	b.names("director", directors)
 
 	// Dates.
 	b.date("issued", e.issued())
 	b.date("accessed", parseCSLDate(plainValue(e.get("urldate"))))
 	b.date("event-date", parseCSLDate(plainValue(e.get("eventdate"))))
-	b.date("original-date", parseCSLDate(plainValue(e.get("origdate"))))
+	b.date("original-date", parseCSLDate(plainValue(firstNonEmpty(e.get("origdate"), e.get("origyear")))))
 
 	// Locators.
 	page := renderCSL(fancy(e.get("pages")))
@@ -590,7 +721,9 @@ func (c *bibCSL) containerTitle() string {
 // month and day (and endyear, endmonth, endday).
 func (e *bibEntry) issued() cslDateValue {
 	if d := plainValue(e.get("date")); d != "" {
-		if v := parseCSLDate(d); !v.empty() {
+		// A date that is no date (Beebe's "15/05/84", a record's entry
+		// date) gives way to the year when there is one.
+		if v := parseCSLDate(d); !v.empty() && (len(v.parts) > 0 || strings.TrimSpace(e.get("year")) == "") {
 			return v
 		}
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind/corpus"
 )
 
 // TestBibTeXToCSL pins the CSL-JSON item made of BibTeX entries that use
@@ -101,4 +103,86 @@ func TestBibTeXSentenceCase(t *testing.T) {
 	res := readBib(t, "@article{k, title = {Deep Learning for Dummies}, langid = {french}}")
 	require.Len(t, res.recs, 1)
 	assert.Equal(t, "Deep Learning for Dummies", res.recs[0].Paper.Title, "other languages keep their case")
+}
+
+// TestBibTeXCrossref: an entry inherits the fields of the entry its
+// crossref names, wherever that entry stands in the file (BibTeX wants it
+// after the child, biblatex allows either), as BibTeX and biblatex do: a
+// proceedings' title becomes the paper's container title, its editors,
+// publisher, year, series and address the paper's; never its DOI or URL
+// (every paper would be the proceedings). Records keep file order.
+func TestBibTeXCrossref(t *testing.T) {
+	res := readBib(t, `
+@proceedings{DBLP:conf/sigir/2020,
+  editor    = {Jimmy Huang and Yi Chang},
+  title     = {Proceedings of the 43rd International {ACM} {SIGIR} Conference},
+  publisher = {{ACM}}, address = {New York}, year = {2020}, series = {SIGIR '20},
+  doi       = {10.1145/3397271}, url = {https://doi.org/10.1145/3397271}, isbn = {978-1-4503-8016-4},
+}
+@inproceedings{DBLP:conf/sigir/Hinton20,
+  author    = {Geoffrey Hinton},
+  title     = {The Next Generation of Neural Networks},
+  pages     = {1}, crossref = {dblp:conf/sigir/2020},
+}
+@inbook{chap, author = {Ann Author}, title = {A Chapter}, pages = {5--9}, crossref = {bk}}
+@book{bk, author = {Bob Book}, title = {The Book}, subtitle = {All of It}, publisher = {Press}, date = {1999}}
+@article{orphan, author = {Cy Orphan}, title = {Alone}, journal = {J}, year = 2001, crossref = {missing}}
+`)
+	require.Empty(t, res.errs)
+	require.Len(t, res.recs, 5)
+	var keys []string
+	for _, r := range res.recs {
+		keys = append(keys, r.Key)
+	}
+	assert.Equal(t, []string{"DBLP:conf/sigir/2020", "DBLP:conf/sigir/Hinton20", "chap", "bk", "orphan"}, keys, "file order")
+	assert.JSONEq(t, `{"id":"DBLP:conf/sigir/Hinton20","type":"paper-conference","title":"The next generation of neural networks",
+"container-title":"Proceedings of the 43rd international ACM SIGIR conference","collection-title":"SIGIR ’20",
+"author":[{"family":"Hinton","given":"Geoffrey"}],"editor":[{"family":"Huang","given":"Jimmy"},{"family":"Chang","given":"Yi"}],
+"issued":{"date-parts":[[2020]]},"page":"1","publisher":"ACM","publisher-place":"New York","ISBN":"978-1-4503-8016-4"}`,
+		string(res.recs[1].Item))
+	assert.NotEqual(t, res.recs[0].Paper.ID, res.recs[1].Paper.ID, "the paper does not take the proceedings' DOI")
+	assert.Empty(t, res.recs[1].Warnings)
+	assert.JSONEq(t, `{"id":"chap","type":"chapter","title":"A chapter","container-title":"The book: All of it",
+"author":[{"family":"Author","given":"Ann"}],"container-author":[{"family":"Book","given":"Bob"}],
+"issued":{"date-parts":[[1999]]},"page":"5-9","publisher":"Press"}`, string(res.recs[2].Item))
+	require.Len(t, res.recs[4].Warnings, 1)
+	assert.ErrorIs(t, res.recs[4].Warnings[0], corpus.ErrCrossref)
+	assert.Contains(t, res.recs[4].Warnings[0].Error(), `in.bib:`)
+	assert.Contains(t, res.recs[4].Warnings[0].Error(), `crossref "missing": no entry with that key in this file`)
+}
+
+// TestBibLaTeXKeys: biblatex's localisation keys (type = {patentus},
+// series = {newseries}), the language variant of langidopts, the entry
+// option useprefix, origyear, a chapter of one volume of a multi-volume
+// work, an issue of a periodical, and a date field that is no date next
+// to a year.
+func TestBibLaTeXKeys(t *testing.T) {
+	tests := []struct{ name, bib, want string }{
+		{"patent type key, language variant",
+			`@patent{p, title={A Device}, author={Sorace, Ronald}, type={patentus}, number={5668842}, date={1997-09-16}, langid={english}, langidopts={variant=british}}`,
+			`{"id":"p","type":"patent","genre":"U.S. patent","language":"en-GB","title":"A device","author":[{"family":"Sorace","given":"Ronald"}],"issued":{"date-parts":[[1997,9,16]]},"number":"5668842"}`},
+		{"series key, useprefix bare, origyear",
+			`@book{b, title={Rites}, author={van Gennep, Arnold}, options={useprefix}, series={newseries}, year=1960, origyear=1909, publisher={Chicago}}`,
+			`{"id":"b","type":"book","title":"Rites","collection-title":"New series","author":[{"family":"Gennep","given":"Arnold","non-dropping-particle":"van"}],
+"issued":{"date-parts":[[1960]]},"original-date":{"date-parts":[[1909]]},"publisher":"Chicago"}`},
+		{"chapter in a volume of a multi-volume work",
+			`@inbook{k, title={Kritik}, author={Kant, Immanuel}, booktitle={Kritik der Urtheilskraft}, maintitle={Kants Werke}, volume=5, date=1968, langid={german}}`,
+			`{"id":"k","type":"chapter","language":"de-DE","title":"Kritik","volume-title":"Kritik der Urtheilskraft","container-title":"Kants Werke",
+"author":[{"family":"Kant","given":"Immanuel"}],"issued":{"date-parts":[[1968]]},"volume":"5"}`},
+		{"an issue of a periodical: issuetitle is the title",
+			`@periodical{jcg, title={Computers and Graphics}, issuetitle={Semantic {3D} Media and Content}, volume=35, number=4, year=2011, issn={0097-8493}}`,
+			`{"id":"jcg","type":"article-journal","title":"Semantic 3D media and content","container-title":"Computers and Graphics",
+"issued":{"date-parts":[[2011]]},"volume":"35","issue":"4","ISSN":"0097-8493"}`},
+		{"a date field that is no date gives way to year",
+			`@book{d, title={Software Tools}, year=1975, date={15/05/84}}`,
+			`{"id":"d","type":"book","title":"Software tools","issued":{"date-parts":[[1975]]}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := readBib(t, tc.bib)
+			require.Empty(t, res.errs)
+			require.Len(t, res.recs, 1)
+			assert.JSONEq(t, tc.want, string(res.recs[0].Item))
+		})
+	}
 }

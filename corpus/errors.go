@@ -46,6 +46,9 @@ var (
 	// alias is the escaped key (EscapeID), or none when that is longer
 	// than MaxIDLen.
 	ErrUnsafeKey = errors.New("key")
+	// ErrCrossref means a BibTeX entry's crossref names no entry of its
+	// file; the entry is stored with its own fields only.
+	ErrCrossref = errors.New("crossref")
 	// ErrDuplicateKey means a record's key already names another paper;
 	// the key keeps naming that one (see KeyConflict).
 	ErrDuplicateKey = errors.New("duplicate key")

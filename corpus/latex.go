@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"bytes"
 	"html"
 	"regexp"
 	"strings"
@@ -205,6 +206,8 @@ var latexSymbols = map[string]string{
 	"textexclamdown": "¡", "textquestiondown": "¿", "guillemotleft": "«",
 	"guillemotright": "»", "LaTeX": "LaTeX", "TeX": "TeX", "BibTeX": "BibTeX",
 	"slash": "/", "textslash": "/", "space": " ", "quad": " ", "qquad": " ",
+	"emdash": "—", "endash": "–", "hyphen": "-", // biblatex's \hyphen, common \emdash
+
 	"newline": " ", "par": " ", "linebreak": " ", "hfill": " ",
 	// math
 	"times": "×", "cdot": "·", "pm": "±", "mp": "∓", "div": "÷", "leq": "≤", "le": "≤",
@@ -229,6 +232,18 @@ var latexSymbols = map[string]string{
 	"Sigma": "Σ", "Upsilon": "Υ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
 }
 
+// latexSkips are spacing commands followed by a dimension; both are
+// dropped.
+var latexSkips = map[string]bool{"kern": true, "mkern": true, "hskip": true, "mskip": true, "vskip": true}
+
+// dimensionRe matches a TeX dimension at the start of a string.
+var dimensionRe = regexp.MustCompile(`^[-+]?(?:\d+\.?\d*|\.\d+) ?(?:em|ex|pt|mu|cm|mm|in|sp|bp|pc|dd|cc)`)
+
+// joinsWords are the latexSymbols that join the words around them: the
+// space after them is swallowed, as LaTeX does ("A\slash B" → "A/B",
+// "a\hyphen b" → "a-b").
+var joinsWords = map[string]bool{"slash": true, "hyphen": true, "emdash": true, "endash": true}
+
 // latexDeclarations are commands that produce nothing themselves (font
 // switches, math sizing); they are dropped with the space after them.
 var latexDeclarations = map[string]bool{
@@ -242,7 +257,7 @@ var latexDeclarations = map[string]bool{
 	"right": true, "big": true, "Big": true, "bigl": true, "bigr": true, "Bigl": true,
 	"Bigr": true, "limits": true, "nolimits": true, "boldmath": true, "unboldmath": true,
 	"noindent": true, "nobreak": true, "allowbreak": true, "xspace": true, "null": true,
-	"ignorespaces": true, "unskip": true, "hskip": true,
+	"ignorespaces": true, "unskip": true,
 }
 
 // latexDropArg are commands whose first {argument} is not text: it is
@@ -421,6 +436,8 @@ func (l *latexConv) dollar(s string, i int) int {
 	if l.inMath > 0 {
 		n := l.inMath
 		l.inMath = 0
+		// Spaces inside math are not text: "$ 5 \times 7 $" is "5 × 7".
+		l.out = bytes.TrimRight(l.out, " \t\n\r")
 		if l.rich {
 			l.out = utf8.AppendRune(l.out, mMathClose)
 		}
@@ -453,7 +470,7 @@ func (l *latexConv) dollar(s string, i int) int {
 	if l.rich {
 		l.out = utf8.AppendRune(l.out, mMathOpen)
 	}
-	return i + 1
+	return skipSpaces(s, i+1)
 }
 
 // looksLikeMoney reports whether the text between two dollar signs is
@@ -513,7 +530,7 @@ func (l *latexConv) command(s string, i int) int {
 	}
 	if sym, ok := latexSymbols[name]; ok {
 		l.emitString(sym)
-		if strings.HasPrefix(name, "text") {
+		if strings.HasPrefix(name, "text") || joinsWords[name] {
 			return skipSpaces(s, j) // "\textendash b" → "–b", as LaTeX does
 		}
 		return j
@@ -521,6 +538,14 @@ func (l *latexConv) command(s string, i int) int {
 	if latexDeclarations[name] {
 		if l.rich {
 			l.declare(name)
+		}
+		return skipSpaces(s, j)
+	}
+	if latexSkips[name] {
+		// \kern-.15em, \hskip 2pt: the command and its dimension
+		k := skipSpaces(s, j)
+		if m := dimensionRe.FindStringIndex(s[k:]); m != nil {
+			return skipSpaces(s, k+m[1])
 		}
 		return skipSpaces(s, j)
 	}
@@ -533,6 +558,10 @@ func (l *latexConv) command(s string, i int) int {
 		}
 		return j
 	}
+	star := j < len(s) && s[j] == '*' && j+1 < len(s) && s[j+1] == '{' // \enquote*{x}
+	if star {
+		j++
+	}
 	if j < len(s) && s[j] == '{' {
 		if l.rich {
 			l.argPending, l.argKind = true, argMarkers[name]
@@ -540,9 +569,13 @@ func (l *latexConv) command(s string, i int) int {
 		switch name {
 		case "frac", "dfrac", "tfrac":
 			l.closers = append(l.closers, groupCloser{depth: l.depth + 1, text: "/"})
-		case "enquote":
-			l.emitString("“")
-			l.closers = append(l.closers, groupCloser{depth: l.depth + 1, text: "”"})
+		case "enquote", "mkbibquote":
+			open, closeQ := "“", "”"
+			if star {
+				open, closeQ = "‘", "’" // the inner quotation marks
+			}
+			l.emitString(open)
+			l.closers = append(l.closers, groupCloser{depth: l.depth + 1, text: closeQ})
 		}
 		// \emph{x}, \textbf{x}, \url{x}, \mathcal{O}, unknown \foo{x}: keep x.
 		return j
@@ -646,6 +679,7 @@ const (
 // argMarkers are the formatting commands whose {argument} rich mode marks.
 var argMarkers = map[string]uint8{
 	"emph": gItalic, "textit": gItalic, "textsl": gItalic, "mathit": gItalic,
+	"mkbibemph": gItalic, "mkbibitalic": gItalic, "mkbibbold": gBold,
 	"textbf": gBold, "mathbf": gBold, "textsc": gSmallCaps,
 	"textsuperscript": gSup, "textsubscript": gSub, "url": gURL,
 }

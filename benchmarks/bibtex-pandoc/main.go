@@ -73,7 +73,7 @@ func run(ctx context.Context, pandoc, cache string, examples int, dump string, r
 			err = corpus.ReadFile(ctx, path, func(r corpus.Record) error {
 				ours = append(ours, r.Item)
 				return nil
-			}, func(*corpus.ParseError) { parseErrs++ })
+			}, func(e *corpus.ParseError) { parseErrs++; fmt.Fprintln(os.Stderr, e) })
 			if err != nil {
 				return err
 			}
