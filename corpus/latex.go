@@ -207,6 +207,7 @@ var latexSymbols = map[string]string{
 	"guillemotright": "»", "LaTeX": "LaTeX", "TeX": "TeX", "BibTeX": "BibTeX",
 	"slash": "/", "textslash": "/", "space": " ", "quad": " ", "qquad": " ",
 	"emdash": "—", "endash": "–", "hyphen": "-", // biblatex's \hyphen, common \emdash
+	"Dash": "—", // TUGboat's and Beebe's bibliographies' spaced em dash
 
 	"newline": " ", "par": " ", "linebreak": " ", "hfill": " ",
 	// math
@@ -239,10 +240,14 @@ var latexSkips = map[string]bool{"kern": true, "mkern": true, "hskip": true, "ms
 // dimensionRe matches a TeX dimension at the start of a string.
 var dimensionRe = regexp.MustCompile(`^[-+]?(?:\d+\.?\d*|\.\d+) ?(?:em|ex|pt|mu|cm|mm|in|sp|bp|pc|dd|cc)`)
 
+// withArgText are the commands that write text around their argument
+// (\frac's "/", \enquote's quotes).
+var withArgText = map[string]bool{"frac": true, "dfrac": true, "tfrac": true, "enquote": true, "mkbibquote": true}
+
 // joinsWords are the latexSymbols that join the words around them: the
 // space after them is swallowed, as LaTeX does ("A\slash B" → "A/B",
 // "a\hyphen b" → "a-b").
-var joinsWords = map[string]bool{"slash": true, "hyphen": true, "emdash": true, "endash": true}
+var joinsWords = map[string]bool{"slash": true, "hyphen": true, "emdash": true, "endash": true, "Dash": true}
 
 // latexDeclarations are commands that produce nothing themselves (font
 // switches, math sizing); they are dropped with the space after them.
@@ -561,6 +566,12 @@ func (l *latexConv) command(s string, i int) int {
 	star := j < len(s) && s[j] == '*' && j+1 < len(s) && s[j+1] == '{' // \enquote*{x}
 	if star {
 		j++
+	}
+	if !star && strings.HasPrefix(s[j:], "{}") && argMarkers[name] == 0 && !withArgText[name] {
+		// An unknown macro with an empty group is a logo or word
+		// (\AmSTeX{}, \MF{}): its name, as without the group.
+		l.emitString(name)
+		return j + 2
 	}
 	if j < len(s) && s[j] == '{' {
 		if l.rich {

@@ -38,6 +38,7 @@ func TestLaTeXToUnicode(t *testing.T) {
 		{"slash joins words", `{\VAX}\slash {\TeX} at`, "VAX/TeX at"},
 		{"biblatex hyphen", `methodology\hyphen independent`, "methodology-independent"},
 		{"emdash macro", `documents\emdash problems`, "documents—problems"},
+		{"TUGboat's Dash", "{\\AmSTeX{}{\\Dash}``A very friendly product''}", "AmSTeX—“A very friendly product”"},
 		{"enquote", `\enquote{Intention} und`, "“Intention” und"},
 		{"enquote starred: inner quotes", `the string \enquote*{series} is`, "the string ‘series’ is"},
 		{"mkbibquote", `\mkbibquote{x} y`, "“x” y"},
