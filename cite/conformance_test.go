@@ -163,7 +163,10 @@ func TestRealDataConformancePandoc(t *testing.T) {
 		}))
 	}
 	if len(files) == 0 {
-		t.Skipf("no .bib files under %s (set %s to the benchmark data folder)", root, datadir.Env)
+		if os.Getenv("CITEFIND_CONFORMANCE_BIB") != "" {
+			t.Fatalf("CITEFIND_CONFORMANCE_BIB=%s: no .bib files there", root)
+		}
+		t.Skipf("ACM-CR not found under %s (set %s to the benchmark data folder)", root, datadir.Env)
 	}
 	sort.Strings(files)
 	all := os.Getenv("CITEFIND_CONFORMANCE") == "all"

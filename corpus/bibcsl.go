@@ -36,7 +36,11 @@ import (
 //   - url (else from eprint), doi (else from a DOI URL), isbn, issn, pmid,
 //     pmcid, library → call-number; note, annote/annotation, abstract,
 //     keywords → keyword, pubstate → status;
-//   - the arXiv id, when there is one, in the non-standard "arxiv" key.
+//   - the arXiv id, when there is one, in the non-standard "arxiv" key;
+//   - crossref: the fields the entry lacks, from the entry it names
+//     (inheritCrossref); biblatex's langidopts (variant), options
+//     (useprefix), origyear, a periodical's issuetitle, a chapter's
+//     booktitle beside maintitle → volume-title.
 //
 // Titles, booktitles (as container titles) and series of English entries
 // are put in sentence case (sentenceCase), keeping {protected} words.

@@ -10,10 +10,26 @@ import (
 	"github.com/citefind/citefind/corpus"
 )
 
+// itemCase is one BibTeX entry (bib) and the CSL-JSON item it must give.
+type itemCase struct{ name, bib, want string }
+
+// checkItems reads each case's entry and compares its item with want.
+func checkItems(t *testing.T, tests []itemCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := readBib(t, tc.bib)
+			require.Empty(t, res.errs)
+			require.Len(t, res.recs, 1)
+			assert.JSONEq(t, tc.want, string(res.recs[0].Item))
+		})
+	}
+}
+
 // TestBibTeXToCSL pins the CSL-JSON item made of BibTeX entries that use
 // the standard BibTeX and BibLaTeX fields (see docs/bibtex.md).
 func TestBibTeXToCSL(t *testing.T) {
-	tests := []struct{ name, bib, want string }{
+	tests := []itemCase{
 		{"proceedings paper: editor, booktitle, series, volume, month, address, location, DOI as written, note",
 			`@inproceedings{devlin2019bert,
   title = {{BERT}: Pre-training of Deep Bidirectional Transformers for Language Understanding},
@@ -58,14 +74,7 @@ func TestBibTeXToCSL(t *testing.T) {
 "issued":{"date-parts":[[2020]],"season":1,"circa":true},"page":"1-10","issue":"4, Spring","ISSN":"0004-5411",
 "abstract":"An <i>abstract</i> & more.","keyword":"a, b"}`},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			res := readBib(t, tc.bib)
-			require.Empty(t, res.errs)
-			require.Len(t, res.recs, 1)
-			assert.JSONEq(t, tc.want, string(res.recs[0].Item))
-		})
-	}
+	checkItems(t, tests)
 }
 
 // TestBibTeXSentenceCase: titles of English entries in sentence case, as
@@ -157,7 +166,7 @@ func TestBibTeXCrossref(t *testing.T) {
 // work, an issue of a periodical, and a date field that is no date next
 // to a year.
 func TestBibLaTeXKeys(t *testing.T) {
-	tests := []struct{ name, bib, want string }{
+	tests := []itemCase{
 		{"patent type key, language variant",
 			`@patent{p, title={A Device}, author={Sorace, Ronald}, type={patentus}, number={5668842}, date={1997-09-16}, langid={english}, langidopts={variant=british}}`,
 			`{"id":"p","type":"patent","genre":"U.S. patent","language":"en-GB","title":"A device","author":[{"family":"Sorace","given":"Ronald"}],"issued":{"date-parts":[[1997,9,16]]},"number":"5668842"}`},
@@ -177,12 +186,5 @@ func TestBibLaTeXKeys(t *testing.T) {
 			`@book{d, title={Software Tools}, year=1975, date={15/05/84}}`,
 			`{"id":"d","type":"book","title":"Software tools","issued":{"date-parts":[[1975]]}}`},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			res := readBib(t, tc.bib)
-			require.Empty(t, res.errs)
-			require.Len(t, res.recs, 1)
-			assert.JSONEq(t, tc.want, string(res.recs[0].Item))
-		})
-	}
+	checkItems(t, tests)
 }

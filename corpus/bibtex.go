@@ -588,9 +588,14 @@ func (p *bibParser) resolveCrossrefs() error {
 		pe := &p.pending[i]
 		var warn *Warning
 		if ref := strings.TrimSpace(plainValue(pe.e.get("crossref"))); ref != "" {
-			if j, ok := p.keys[strings.ToLower(ref)]; ok && j != i {
+			j, ok := p.keys[strings.ToLower(ref)]
+			switch {
+			case ok && j != i:
 				inheritCrossref(&pe.e, &p.pending[j].e)
-			} else {
+			case ok:
+				warn = &Warning{File: p.name, Line: pe.e.line,
+					Err: fmt.Errorf("%w %q names the entry itself; the entry keeps its own fields only", ErrCrossref, ref)}
+			default:
 				warn = &Warning{File: p.name, Line: pe.e.line,
 					Err: fmt.Errorf("%w %q: no entry with that key in this file; the entry keeps its own fields only", ErrCrossref, ref)}
 			}

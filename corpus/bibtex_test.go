@@ -262,6 +262,8 @@ func TestReadBibTeXSnippets(t *testing.T) {
 			want{keys: []string{"k"}, titles: []string{"T"}}},
 		{"crossref to an undefined entry keeps the entry", "@article{k, title = {T}, crossref = {nope}}",
 			want{keys: []string{"k"}, titles: []string{"T"}}},
+		{"crossref to itself keeps the entry", "@article{k, title = {T}, crossref = {K}}",
+			want{keys: []string{"k"}, titles: []string{"T"}}},
 		{"undefined macro in string", "@string{a = b}\n@article{k, title = a}",
 			want{errLines: []int{1, 2}, errIs: corpus.ErrUndefinedMacro}},
 		{"unterminated at EOF", "@article{k, title = {T},\n", want{errLines: []int{1}, errIs: corpus.ErrSyntax}},

@@ -240,10 +240,6 @@ var latexSkips = map[string]bool{"kern": true, "mkern": true, "hskip": true, "ms
 // dimensionRe matches a TeX dimension at the start of a string.
 var dimensionRe = regexp.MustCompile(`^[-+]?(?:\d+\.?\d*|\.\d+) ?(?:em|ex|pt|mu|cm|mm|in|sp|bp|pc|dd|cc)`)
 
-// withArgText are the commands that write text around their argument
-// (\frac's "/", \enquote's quotes).
-var withArgText = map[string]bool{"frac": true, "dfrac": true, "tfrac": true, "enquote": true, "mkbibquote": true}
-
 // joinsWords are the latexSymbols that join the words around them: the
 // space after them is swallowed, as LaTeX does ("A\slash B" → "A/B",
 // "a\hyphen b" → "a-b").
@@ -567,16 +563,7 @@ func (l *latexConv) command(s string, i int) int {
 	if star {
 		j++
 	}
-	if !star && strings.HasPrefix(s[j:], "{}") && argMarkers[name] == 0 && !withArgText[name] {
-		// An unknown macro with an empty group is a logo or word
-		// (\AmSTeX{}, \MF{}): its name, as without the group.
-		l.emitString(name)
-		return j + 2
-	}
 	if j < len(s) && s[j] == '{' {
-		if l.rich {
-			l.argPending, l.argKind = true, argMarkers[name]
-		}
 		switch name {
 		case "frac", "dfrac", "tfrac":
 			l.closers = append(l.closers, groupCloser{depth: l.depth + 1, text: "/"})
@@ -587,6 +574,16 @@ func (l *latexConv) command(s string, i int) int {
 			}
 			l.emitString(open)
 			l.closers = append(l.closers, groupCloser{depth: l.depth + 1, text: closeQ})
+		default:
+			if argMarkers[name] == 0 && !star && strings.HasPrefix(s[j:], "{}") {
+				// An unknown macro with an empty group is a logo or word
+				// (\AmSTeX{}, \MF{}): its name, as without the group.
+				l.emitString(name)
+				return j + 2
+			}
+		}
+		if l.rich {
+			l.argPending, l.argKind = true, argMarkers[name]
 		}
 		// \emph{x}, \textbf{x}, \url{x}, \mathcal{O}, unknown \foo{x}: keep x.
 		return j
