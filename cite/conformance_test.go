@@ -444,6 +444,14 @@ var (
 	shortYearRe  = regexp.MustCompile(`\(accessed (\d+)\.(\d+)\.(?:20)?(\d\d)\)`)
 	// Vancouver/AMA "MacDonald M jun," for the given name Min-jun.
 	hyphenGiven = regexp.MustCompile(`(\p{L} \p{Lu}{1,3}) \p{Ll}+([,.])`)
+	// yearSuffixRe: a year with its disambiguating letter ("1991e").
+	yearSuffixRe = regexp.MustCompile(`\b(\d{4})[a-z]\b`)
+	// repeatedVolumeRe: APA's parenthetical with a volume, later followed
+	// by the volume alone ("(Vol. 30, Issue 1). (1989). (Vol. 30)").
+	repeatedVolumeRe = regexp.MustCompile(`\(Vol\. (\d+)[,)].*(\. \(Vol\. (\d+)\))`)
+	// numberPartCapRe: a capitalised word after a number and a comma, in
+	// a number variable such as edition ("Release 3.0., Personal").
+	numberPartCapRe = regexp.MustCompile(`(\d\.?, )(\p{Lu})(\p{Ll}+)`)
 )
 
 var knownDiffs = []knownDiff{
@@ -533,6 +541,20 @@ var knownDiffs = []knownDiff{
 		return strings.NewReplacer("<i>", "", "</i>", "", "<b>", "", "</b>", "", "”.", "”").Replace(s)
 	}},
 	{"delimiter-before-literal-name", func(_, s string) string { return strings.ReplaceAll(s, "., & the ", ". & the ") }},
+	{"year-suffix-date-precision", func(_, s string) string { return yearSuffixRe.ReplaceAllString(s, "$1") }},
+	{"substituted-number-repeated", func(_, s string) string {
+		m := repeatedVolumeRe.FindStringSubmatchIndex(s)
+		if m == nil || s[m[2]:m[3]] != s[m[6]:m[7]] {
+			return s
+		}
+		return s[:m[4]] + s[m[5]:] // drop ". (Vol. N)"
+	}},
+	{"number-variable-capitalize-parts", func(_, s string) string {
+		return numberPartCapRe.ReplaceAllStringFunc(s, func(w string) string {
+			m := numberPartCapRe.FindStringSubmatch(w)
+			return m[1] + strings.ToLower(m[2]) + m[3]
+		})
+	}},
 	{"numbering-empty-sort-keys", func(style, s string) string {
 		if style != "acm-sig-proceedings" {
 			return s
