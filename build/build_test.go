@@ -132,3 +132,58 @@ func TestEnsureWarnings(t *testing.T) {
 	assert.ErrorIs(t, rep.Ingest.Warnings[5], corpus.ErrInvalidArXiv)
 	assert.ErrorIs(t, rep.Ingest.Warnings[6], corpus.ErrDuplicateKey)
 }
+
+// BibTeX files indexed together share their @string macros, whatever
+// their order (here the strings file comes after the references), and a
+// changed macro re-reads the files that may use it.
+func TestIngestSharedMacros(t *testing.T) {
+	ctx := t.Context()
+	in := t.TempDir()
+	refs := filepath.Join(in, "refs.bib")
+	strs := filepath.Join(in, "strings.bib")
+	require.NoError(t, os.WriteFile(refs, []byte("@article{a, title={Deep nets}, journal=pami, year=2020}\n@article{b, title={Other}, journal={J}, year=2021}\n"), 0o644))
+	require.NoError(t, os.WriteFile(strs, []byte("@string{pami = {IEEE Trans. PAMI}}\n"), 0o644))
+	st, err := corpus.OpenStore(ctx, filepath.Join(t.TempDir(), "papers.sqlite"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	venue := func() string {
+		t.Helper()
+		v := "(no paper)"
+		require.NoError(t, st.Each(ctx, func(p corpus.Paper) error {
+			if p.Title == "Deep nets" {
+				v = p.Venue
+			}
+			return nil
+		}))
+		return v
+	}
+
+	sum, err := build.Ingest(ctx, st, []string{in}, build.IngestOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, sum.Errors)
+	assert.Equal(t, 2, sum.Read)
+	assert.Equal(t, "IEEE Trans. PAMI", venue())
+
+	// Unchanged: nothing re-read.
+	sum, err = build.Ingest(ctx, st, []string{in}, build.IngestOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.FilesUnchanged)
+
+	// The macro changes: refs.bib is read again although its bytes did not change.
+	require.NoError(t, os.WriteFile(strs, []byte("@string{pami = {IEEE Transactions on Pattern Analysis}}\n"), 0o644))
+	sum, err = build.Ingest(ctx, st, []string{in}, build.IngestOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 0, sum.FilesUnchanged)
+	assert.Empty(t, sum.Errors)
+	assert.Equal(t, "IEEE Transactions on Pattern Analysis", venue())
+
+	// refs.bib alone: the macro is undefined, the error names file and line.
+	st2, err := corpus.OpenStore(ctx, filepath.Join(t.TempDir(), "papers.sqlite"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st2.Close() })
+	sum, err = build.Ingest(ctx, st2, []string{refs}, build.IngestOptions{})
+	require.NoError(t, err)
+	require.Len(t, sum.Errors, 1)
+	assert.ErrorIs(t, sum.Errors[0], corpus.ErrUndefinedMacro)
+	assert.Contains(t, sum.Errors[0].Error(), "refs.bib:1")
+}

@@ -118,6 +118,17 @@ type inputFile struct {
 	size int64
 }
 
+// bibPaths returns the BibTeX files among the inputs, in order.
+func bibPaths(infos []inputFile) []string {
+	var out []string
+	for _, in := range infos {
+		if corpus.IsBibTeX(in.path) {
+			out = append(out, in.path)
+		}
+	}
+	return out
+}
+
 // CollectFiles expands paths into the input files to read: a file is taken
 // as given (an unsupported extension is an error naming it), a folder is
 // walked and its files with a supported extension are taken, in lexical
@@ -257,6 +268,19 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 		bar = progress.New(opts.Progress, "ingest", total>>10, "KiB")
 	}
 
+	// BibTeX files read together share their @string macros, as the files
+	// of one \bibliography do (an abbreviations file beside the
+	// references). A .bib file's fingerprint then covers the macros too,
+	// so that changing a macro re-reads the files that may use it.
+	var shared corpus.Macros
+	if bibs := bibPaths(infos); len(bibs) > 1 {
+		var err error
+		if shared, err = corpus.SharedMacros(ctx, bibs); err != nil {
+			return sum, err
+		}
+	}
+	macroSum := shared.Digest()
+
 	ch := make(chan fileBatch, 4)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { // reader
@@ -267,8 +291,13 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 				ch <- fileBatch{path: in.path, errs: []error{fmt.Errorf("read %s: %w", in.path, err)}}
 				continue
 			}
-			h := sha256.Sum256(b)
-			fb := fileBatch{path: in.path, size: int64(len(b)), sum: hex.EncodeToString(h[:])}
+			h := sha256.New()
+			h.Write(b)
+			bib := corpus.IsBibTeX(in.path)
+			if bib && macroSum != "" {
+				h.Write([]byte("\x00@string macros of the .bib files read with it: " + macroSum))
+			}
+			fb := fileBatch{path: in.path, size: int64(len(b)), sum: hex.EncodeToString(h.Sum(nil))}
 			if fi, err := os.Stat(in.path); err == nil {
 				fb.modTime = fi.ModTime()
 			}
@@ -296,7 +325,11 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 				fb = fileBatch{path: fb.path, size: fb.size, modTime: fb.modTime, sum: fb.sum, records: fb.records, bad: fb.bad}
 				return nil
 			}
-			err = corpus.ReadFile(gctx, in.path, func(r corpus.Record) error {
+			var opts corpus.ReadOptions
+			if bib {
+				opts.Macros = shared
+			}
+			err = corpus.ReadFileWith(gctx, in.path, opts, func(r corpus.Record) error {
 				fb.recs = append(fb.recs, r)
 				fb.records++
 				if len(fb.recs) >= batchSize {

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -101,10 +102,13 @@ func ReadBibTeX(ctx context.Context, r io.Reader, name string, emit func(Record)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}
-	return readBibTeX(ctx, data, name, emit, onErr)
+	return readBibTeX(ctx, data, name, nil, emit, onErr)
 }
 
-func readBibTeX(ctx context.Context, data []byte, name string, emit func(Record) error, onErr func(*ParseError)) error {
+// readBibTeX reads the BibTeX in data. shared are @string macros defined
+// outside the file (ReadOptions.Macros); the file's own definitions
+// replace them from where they stand.
+func readBibTeX(ctx context.Context, data []byte, name string, shared Macros, emit func(Record) error, onErr func(*ParseError)) error {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	var bad []int
 	if !utf8.Valid(data) {
@@ -113,8 +117,11 @@ func readBibTeX(ctx context.Context, data []byte, name string, emit func(Record)
 	}
 	p := bibParser{
 		ctx: ctx, data: data, name: name, emit: emit, onErr: onErr,
-		lnLine: 1, macros: map[string]string{}, badLines: bad,
+		lnLine: 1, macros: maps.Clone(shared), badLines: bad,
 		crossref: crossrefFieldRe.Match(data),
+	}
+	if p.macros == nil {
+		p.macros = map[string]string{}
 	}
 	if err := p.parse(); err != nil {
 		return err
@@ -154,6 +161,10 @@ type bibParser struct {
 	// reported.
 	badLines []int
 	itemBuf  []byte // scratch for building items
+	// macrosOnly: only @string definitions are wanted (FileMacros):
+	// entries are parsed (to find where they end) but not converted, and
+	// nothing is reported.
+	macrosOnly bool
 	// crossref: the file has crossref fields, so entries are kept
 	// (pending, by lower-cased key in keys) and turned into records when
 	// the whole file has been read (resolveCrossrefs).
@@ -553,6 +564,9 @@ key:
 // why it cannot; in a file with crossref fields it keeps the entry for
 // resolveCrossrefs.
 func (p *bibParser) finish() error {
+	if p.macrosOnly {
+		return nil
+	}
 	e := &p.e
 	if e.undefined != "" {
 		p.report(e.line, fmt.Errorf("%w %q in field %q", ErrUndefinedMacro, e.undefined, e.undefIn))

@@ -30,7 +30,9 @@ rebuilt when many changed. Files ingested before with the same content are
 skipped; in a changed file, changed records update their papers and records
 no longer there are withdrawn (a paper left with none is removed). A file
 not given is not a deletion: use citefind remove. With no PATH, only brings
-the indexes up to date with the store.
+the indexes up to date with the store. The .bib files of one run share their
+@string macros, as BibTeX's \bibliography{abbrev,refs} does: index an
+abbreviations file together with the files that use it.
 
 A killed run loses nothing: run it again. One process writes a database at a
 time; another one waits up to --wait for it, then gives up.

@@ -1,0 +1,85 @@
+package corpus_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind/corpus"
+)
+
+// An abbreviations file beside the references, as in
+// \bibliography{abbrev,refs} (IEEE's IEEEabrv.bib): the references use its
+// macros, which BibTeX defines because it reads the files as one text.
+func TestSharedMacros(t *testing.T) {
+	dir := t.TempDir()
+	abbrev := filepath.Join(dir, "abbrev.bib")
+	refs := filepath.Join(dir, "refs.bib")
+	other := filepath.Join(dir, "other.BIB")
+	require.NoError(t, os.WriteFile(abbrev, []byte(`% journal abbreviations
+@STRING{IEEE_J_PAMI = "{IEEE} Trans. Pattern Anal. Mach. Intell."}
+@String ( pub = "ACM" )
+@string{both = pub # " Press"}
+@article{notreally, title = {An entry among the strings}, journal = IEEE_J_PAMI}
+`), 0o644))
+	require.NoError(t, os.WriteFile(refs, []byte(`@string{pub = "Springer"}
+@article{a, title = {Deep nets}, journal = ieee_j_pami, year = 2020}
+@book{b, title = {A book}, publisher = both, year = 2021}
+@article{c, title = {Undefined}, journal = nowhere, year = 2021}
+`), 0o644))
+	require.NoError(t, os.WriteFile(other, []byte(`@article{x, title = {No strings here}, journal = {J}}`), 0o644))
+
+	m, err := corpus.FileMacros(t.Context(), mustRead(t, abbrev))
+	require.NoError(t, err)
+	assert.Equal(t, corpus.Macros{"ieee_j_pami": "{IEEE} Trans. Pattern Anal. Mach. Intell.", "pub": "ACM", "both": "ACM Press"}, m)
+	m, err = corpus.FileMacros(t.Context(), mustRead(t, other))
+	require.NoError(t, err)
+	assert.Nil(t, m, "a file without @string")
+
+	// Alone, refs.bib lacks the macro: the entry is an error naming it.
+	read := func(opts corpus.ReadOptions) (map[string]corpus.Record, []*corpus.ParseError) {
+		recs := map[string]corpus.Record{}
+		var errs []*corpus.ParseError
+		require.NoError(t, corpus.ReadFileWith(t.Context(), refs, opts, func(r corpus.Record) error {
+			recs[r.Key] = r
+			return nil
+		}, func(e *corpus.ParseError) { errs = append(errs, e) }))
+		return recs, errs
+	}
+	recs, errs := read(corpus.ReadOptions{})
+	assert.NotContains(t, recs, "a")
+	require.Len(t, errs, 3)
+	assert.ErrorIs(t, errs[0], corpus.ErrUndefinedMacro)
+	assert.Contains(t, errs[0].Error(), `refs.bib:2: undefined @string macro "ieee_j_pami" in field "journal"`)
+
+	// With the macros of the files read together (in order: a later
+	// file's definition wins, the file's own definition wins in it).
+	shared, err := corpus.SharedMacros(t.Context(), []string{abbrev, refs, other, filepath.Join(dir, "missing.bib"), filepath.Join(dir, "x.json")})
+	require.NoError(t, err)
+	assert.Equal(t, "Springer", shared["pub"], "refs.bib, read after abbrev.bib, redefines pub")
+	recs, errs = read(corpus.ReadOptions{Macros: shared})
+	require.Contains(t, recs, "a")
+	assert.Equal(t, "IEEE Trans. Pattern Anal. Mach. Intell.", recs["a"].Paper.Venue)
+	assert.Equal(t, "ACM Press", recs["b"].Paper.Publisher, "a macro defined with another macro keeps its value")
+	require.Len(t, errs, 1, "a macro no file defines is still an error")
+	assert.Contains(t, errs[0].Error(), `refs.bib:4: undefined @string macro "nowhere"`)
+	assert.Equal(t, "a", recs["a"].Ref, "records keep their refs")
+
+	// The digest does not depend on order and follows every value.
+	assert.Empty(t, corpus.Macros(nil).Digest())
+	d := shared.Digest()
+	assert.Len(t, d, 64)
+	assert.Equal(t, d, corpus.Macros{"both": "ACM Press", "ieee_j_pami": "{IEEE} Trans. Pattern Anal. Mach. Intell.", "pub": "Springer"}.Digest())
+	assert.NotEqual(t, d, corpus.Macros{"both": "ACM Press", "ieee_j_pami": "{IEEE} Trans. Pattern Anal. Mach. Intell.", "pub": "Springe"}.Digest())
+	assert.NotEqual(t, corpus.Macros{"ab": "c"}.Digest(), corpus.Macros{"a": "bc"}.Digest())
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}
