@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -152,6 +153,9 @@ func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep bu
 	}
 	fmt.Fprintf(w, "  skipped (errors):  %d\n", sum.Skipped())
 	writeReasons(w, sum.SkipReasons())
+	if slices.ContainsFunc(sum.Errors, func(err error) bool { return errors.Is(err, corpus.ErrUndefinedMacro) }) {
+		fmt.Fprintf(w, "  (an undefined @string macro may be defined in another .bib file: give that file in the same run, e.g. citefind index abbrev.bib refs.bib)\n")
+	}
 	switch {
 	case rep.Remote != nil:
 		r := rep.Remote

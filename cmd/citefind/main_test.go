@@ -130,6 +130,30 @@ func TestIndexReportsBadRecordsAndKeepsTheRest(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// The .bib files of one run share their @string macros; a macro defined
+// in no file given makes its entry an error, with a hint.
+func TestIndexSharedMacros(t *testing.T) {
+	db := t.TempDir()
+	dir := t.TempDir()
+	refs := filepath.Join(dir, "refs.bib")
+	abbrev := filepath.Join(dir, "abbrev.bib")
+	require.NoError(t, os.WriteFile(refs, []byte("@article{a, title = {Sparse retrieval at scale}, journal = IEEE_J_PAMI, year = 2020}\n"), 0o644))
+	require.NoError(t, os.WriteFile(abbrev, []byte("@STRING{IEEE_J_PAMI = \"{IEEE} Trans. Pattern Anal. Mach. Intell.\"}\n"), 0o644))
+
+	out, stderr, err := cli(t, "", "index", "--db", db, "--quiet", refs)
+	require.Error(t, err)
+	assert.Contains(t, stderr, refs+`:1: undefined @string macro "ieee_j_pami" in field "journal"`)
+	assert.Contains(t, out, "give that file in the same run")
+
+	out, _, err = cli(t, "", "index", "--db", db, "--quiet", refs, abbrev)
+	require.NoError(t, err)
+	assert.Contains(t, out, "skipped (errors):  0")
+	assert.NotContains(t, out, "give that file in the same run")
+	out, _, err = cli(t, "", "query", "--db", db, "--json", "sparse retrieval")
+	require.NoError(t, err)
+	assert.Contains(t, out, "IEEE Trans. Pattern Anal. Mach. Intell.")
+}
+
 func TestUsageErrors(t *testing.T) {
 	db := t.TempDir()
 	tests := []struct {
