@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -117,11 +116,8 @@ func readBibTeX(ctx context.Context, data []byte, name string, shared Macros, em
 	}
 	p := bibParser{
 		ctx: ctx, data: data, name: name, emit: emit, onErr: onErr,
-		lnLine: 1, macros: maps.Clone(shared), badLines: bad,
+		lnLine: 1, macros: map[string]string{}, shared: shared, badLines: bad,
 		crossref: crossrefFieldRe.Match(data),
-	}
-	if p.macros == nil {
-		p.macros = map[string]string{}
 	}
 	if err := p.parse(); err != nil {
 		return err
@@ -154,6 +150,7 @@ type bibParser struct {
 	lnPos  int // lineAt cache: data[:lnPos] holds lnLine-1 newlines
 	lnLine int
 	macros map[string]string // lower-cased @string name → raw value
+	shared Macros            // macros of the other files read with this one, looked up after macros
 	seen   int               // entries handled, for context checks
 	buf    []byte            // scratch for concatenated values
 	e      bibEntry
@@ -717,6 +714,9 @@ func (p *bibParser) value(pos int, want bool, fieldName []byte) (string, int, er
 			}
 			name := lowerASCII(tok)
 			v, ok := p.macros[name]
+			if !ok {
+				v, ok = p.shared[name]
+			}
 			if !ok {
 				v, ok = bibMonths[name]
 			}

@@ -29,6 +29,7 @@ func TestSharedMacros(t *testing.T) {
 @article{a, title = {Deep nets}, journal = ieee_j_pami, year = 2020}
 @book{b, title = {A book}, publisher = both, year = 2021}
 @article{c, title = {Undefined}, journal = nowhere, year = 2021}
+@book{d, title = {Own macro}, publisher = pub, year = 2022}
 `), 0o644))
 	require.NoError(t, os.WriteFile(other, []byte(`@article{x, title = {No strings here}, journal = {J}}`), 0o644))
 
@@ -67,6 +68,11 @@ func TestSharedMacros(t *testing.T) {
 	require.Len(t, errs, 1, "a macro no file defines is still an error")
 	assert.Contains(t, errs[0].Error(), `refs.bib:4: undefined @string macro "nowhere"`)
 	assert.Equal(t, "a", recs["a"].Ref, "records keep their refs")
+
+	// The file's own definition wins over the shared one.
+	recs, _ = read(corpus.ReadOptions{Macros: corpus.Macros{"pub": "ACM", "ieee_j_pami": "PAMI"}})
+	assert.Equal(t, "Springer", recs["d"].Paper.Publisher)
+	assert.Equal(t, "PAMI", recs["a"].Paper.Venue)
 
 	// The digest does not depend on order and follows every value.
 	assert.Empty(t, corpus.Macros(nil).Digest())
