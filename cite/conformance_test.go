@@ -140,7 +140,7 @@ func TestConformancePandoc(t *testing.T) {
 // was chosen on these records: they measure the agreement on data the
 // comparison was not built on. -update writes testdata/pandoc/report-acmcr.txt.
 // CITEFIND_CONFORMANCE_BIB=DIR samples the .bib files under DIR instead
-// (report-other.txt, not kept).
+// (report-other.txt, not kept; every record when DIR holds fewer than 300).
 // Skips without ../shared/data (CITEFIND_DATA), pandoc or the styles.
 func TestRealDataConformancePandoc(t *testing.T) {
 	skipWithoutPandoc(t)
