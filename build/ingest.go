@@ -206,8 +206,9 @@ type fileBatch struct {
 	last    bool // the file's final batch: mark it seen once stored
 	// unchanged: the file was ingested before with the same content.
 	unchanged bool
-	records   int  // records read from the file so far
-	bad       bool // the file had bad records: not marked seen, so they are reported again next run
+	records   int     // records read from the file so far
+	bad       bool    // the file had bad records: not marked seen, so they are reported again next run
+	warns     []error // entries skipped as no reference (corpus.ErrNotReference), reported as warnings
 }
 
 // Ingest reads paths (files or folders) into the store. Bad records are
@@ -336,7 +337,15 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 					return send()
 				}
 				return nil
-			}, func(pe *corpus.ParseError) { fb.errs = append(fb.errs, pe); fb.bad = true })
+			}, func(pe *corpus.ParseError) {
+				if errors.Is(pe, corpus.ErrNotReference) {
+					// Not a bad record: the file is complete without it.
+					fb.warns = append(fb.warns, &corpus.Warning{File: pe.File, Line: pe.Line, Err: pe.Err})
+					return
+				}
+				fb.errs = append(fb.errs, pe)
+				fb.bad = true
+			})
 			if err != nil {
 				if gctx.Err() != nil {
 					return gctx.Err()
@@ -355,6 +364,9 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 		for fb := range ch {
 			for _, e := range fb.errs {
 				report(e)
+			}
+			for _, w := range fb.warns {
+				warn(w)
 			}
 			if fb.unchanged {
 				sum.FilesUnchanged++

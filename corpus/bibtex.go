@@ -125,6 +125,15 @@ func readBibTeX(ctx context.Context, data []byte, name string, shared Macros, em
 	return p.resolveCrossrefs()
 }
 
+// nonReferenceTypes are the entry types (lower case) that hold data for
+// the bibliography tools, not a work: what each is.
+var nonReferenceTypes = map[string]string{
+	"set":            "a biblatex entry set (its members are read as entries of their own)",
+	"xdata":          "biblatex field data for other entries (xdata inheritance is not read)",
+	"ieeetranbstctl": "IEEEtran.bst's style options",
+	"control":        "a bibliography style's control entry (REVTeX)",
+}
+
 // bibMonths are the predefined month macros.
 var bibMonths = map[string]string{
 	"jan": "January", "feb": "February", "mar": "March", "apr": "April",
@@ -565,6 +574,10 @@ func (p *bibParser) finish() error {
 		return nil
 	}
 	e := &p.e
+	if what, ok := nonReferenceTypes[e.typ]; ok {
+		p.report(e.line, fmt.Errorf("%w: @%s is %s; skipped", ErrNotReference, e.typ, what))
+		return nil
+	}
 	if e.undefined != "" {
 		p.report(e.line, fmt.Errorf("%w %q in field %q", ErrUndefinedMacro, e.undefined, e.undefIn))
 		return nil

@@ -30,6 +30,11 @@ var (
 	ErrBadField = errors.New("bad field")
 	// ErrUnknownFormat means ReadFile does not know the file's extension.
 	ErrUnknownFormat = errors.New("unknown file format")
+	// ErrNotReference means a BibTeX entry is no reference but data for
+	// the bibliography tools (biblatex's @set and @xdata, IEEEtran's
+	// @IEEEtranBSTCTL, REVTeX's @control): it is skipped. Ingest reports
+	// it as a warning, not as a bad record.
+	ErrNotReference = errors.New("not a reference")
 
 	// Causes of record Warnings: the record is stored anyway.
 

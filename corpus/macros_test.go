@@ -3,6 +3,7 @@ package corpus_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,4 +89,31 @@ func mustRead(t *testing.T, path string) []byte {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return b
+}
+
+// Entries that hold data for the bibliography tools, not a work, are
+// reported as ErrNotReference (with their line), not as bad records.
+func TestNotReferenceEntries(t *testing.T) {
+	src := `@Set{stdmodel, entryset = {glashow,weinberg}, annotation = {A set}}
+@xdata{hostdata, publisher = {Host}, location = undefinedmacro}
+@IEEEtranBSTCTL{IEEEexample:BSTcontrol,
+  CTLuse_article_number = "yes",
+}
+@CONTROL{REVTEX41Control}
+@article{glashow, title = {Partial symmetries of weak interactions}, year = 1961}
+`
+	var keys []string
+	var errs []*corpus.ParseError
+	require.NoError(t, corpus.ReadBibTeX(t.Context(), strings.NewReader(src), "refs.bib", func(r corpus.Record) error {
+		keys = append(keys, r.Key)
+		return nil
+	}, func(e *corpus.ParseError) { errs = append(errs, e) }))
+	assert.Equal(t, []string{"glashow"}, keys)
+	require.Len(t, errs, 4)
+	for i, line := range []int{1, 2, 3, 6} {
+		assert.ErrorIs(t, errs[i], corpus.ErrNotReference)
+		assert.Equal(t, line, errs[i].Line)
+	}
+	assert.Contains(t, errs[0].Error(), "refs.bib:1: not a reference: @set is a biblatex entry set")
+	assert.Contains(t, errs[2].Error(), "@ieeetranbstctl is IEEEtran.bst's style options; skipped")
 }

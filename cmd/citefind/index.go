@@ -42,7 +42,9 @@ Bad records are reported as FILE:LINE: cause and skipped; everything else is
 stored. Problems that do not stop a record from being stored are reported as
 FILE:LINE: warning: cause: invalid UTF-8 (replaced by U+FFFD), a DOI that is
 not valid, a key that cannot be used in [[cite:KEY]] as written, a key that
-already names another paper (with the FILE:LINE of both). A PATH that does not
+already names another paper (with the FILE:LINE of both). Entries that are
+no reference (biblatex's @set and @xdata, @IEEEtranBSTCTL, REVTeX's
+@control) are skipped with a warning, not as errors. A PATH that does not
 exist is an error before anything is created; a folder without supported files
 is a warning. The run ends with a summary and exits with status 1 when anything
 was skipped or a folder held no supported file, unless --keep-going.
@@ -144,8 +146,17 @@ func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep bu
 	if sum.AliasConflicts > 0 {
 		fmt.Fprintf(w, "  key conflicts:     %d record keys already named another paper (first kept; listed above)\n", sum.AliasConflicts)
 	}
-	if n := len(sum.Warnings); n > 0 {
+	notRef := 0
+	for _, err := range sum.Warnings {
+		if errors.Is(err, corpus.ErrNotReference) {
+			notRef++
+		}
+	}
+	if n := len(sum.Warnings) - notRef; n > 0 {
 		fmt.Fprintf(w, "  warnings:          %d (listed above; the records were stored)\n", n)
+	}
+	if notRef > 0 {
+		fmt.Fprintf(w, "  not references:    %d entries skipped (@set, @xdata, style control entries; listed above)\n", notRef)
 	}
 	if len(sum.Filtered) > 0 {
 		fmt.Fprintf(w, "  filtered out:      %d\n", sumMap(sum.Filtered))

@@ -154,6 +154,21 @@ func TestIndexSharedMacros(t *testing.T) {
 	assert.Contains(t, out, "IEEE Trans. Pattern Anal. Mach. Intell.")
 }
 
+// Entries that are no reference are skipped with a warning: the run
+// succeeds without --keep-going.
+func TestIndexSkipsNonReferences(t *testing.T) {
+	db := t.TempDir()
+	bib := filepath.Join(t.TempDir(), "refs.bib")
+	require.NoError(t, os.WriteFile(bib, []byte("@set{both, entryset = {a,b}}\n@article{a, title = {Dense retrieval}, year = 2020}\n@IEEEtranBSTCTL{ctl, CTLuse_url = \"yes\"}\n"), 0o644))
+	out, stderr, err := cli(t, "", "index", "--db", db, "--quiet", bib)
+	require.NoError(t, err)
+	assert.Contains(t, stderr, bib+":1: warning: not a reference: @set is a biblatex entry set")
+	assert.Contains(t, stderr, bib+":3: warning: not a reference: @ieeetranbstctl")
+	assert.Contains(t, out, "not references:    2 entries skipped")
+	assert.Contains(t, out, "skipped (errors):  0")
+	assert.NotContains(t, out, "  warnings:")
+}
+
 func TestUsageErrors(t *testing.T) {
 	db := t.TempDir()
 	tests := []struct {
