@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/datadir"
 )
 
 // An abbreviations file beside the references, as in
@@ -116,4 +117,20 @@ func TestNotReferenceEntries(t *testing.T) {
 	}
 	assert.Contains(t, errs[0].Error(), "refs.bib:1: not a reference: @set is a biblatex entry set")
 	assert.Contains(t, errs[2].Error(), "@ieeetranbstctl is IEEEtran.bst's style options; skipped")
+}
+
+// BenchmarkSharedMacros is the scan `citefind index` makes of a run's .bib
+// files for @string definitions, over ACM-CR's 903 files (none has one):
+// go test -run '^$' -bench SharedMacros ./corpus/
+func BenchmarkSharedMacros(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(datadir.Bench("acm-cr"), "data", "acm-dl", "*", "*.bib"))
+	if len(files) == 0 {
+		b.Skipf("ACM-CR data not found; set %s to the benchmark data folder", datadir.Env)
+	}
+	for range b.N {
+		m, err := corpus.SharedMacros(b.Context(), files)
+		if err != nil || len(m) != 0 {
+			b.Fatalf("%d macros, %v", len(m), err)
+		}
+	}
 }
