@@ -177,6 +177,20 @@ func TestIngestSharedMacros(t *testing.T) {
 	assert.Empty(t, sum.Errors)
 	assert.Equal(t, "IEEE Transactions on Pattern Analysis", venue())
 
+	// A file read before strings.bib defines the macro differently: the
+	// value stays strings.bib's (the later file), but refs.bib is read
+	// again, and its entry is warned with both values.
+	abbrev := filepath.Join(in, "abbrev.bib")
+	require.NoError(t, os.WriteFile(abbrev, []byte("@string{pami = {PAMI}}\n"), 0o644))
+	sum, err = build.Ingest(ctx, st, []string{in}, build.IngestOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, sum.Errors)
+	assert.Equal(t, 2, sum.Read, "refs.bib is read again: the conflict changes its entry's warnings")
+	require.Len(t, sum.Warnings, 1)
+	assert.ErrorIs(t, sum.Warnings[0], corpus.ErrMacroConflict)
+	assert.Contains(t, sum.Warnings[0].Error(), `refs.bib:1: warning: @string macro defined differently by the .bib files read together: "pami": `)
+	assert.Equal(t, "IEEE Transactions on Pattern Analysis", venue())
+
 	// refs.bib alone: the macro is undefined, the error names file and line.
 	st2, err := corpus.OpenStore(ctx, filepath.Join(t.TempDir(), "papers.sqlite"))
 	require.NoError(t, err)

@@ -273,7 +273,7 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 	// of one \bibliography do (an abbreviations file beside the
 	// references). A .bib file's fingerprint then covers the macros too,
 	// so that changing a macro re-reads the files that may use it.
-	var shared corpus.Macros
+	var shared corpus.Shared
 	if bibs := bibPaths(infos); len(bibs) > 1 {
 		var err error
 		if shared, err = corpus.SharedMacros(ctx, bibs); err != nil {
@@ -328,7 +328,7 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 			}
 			var opts corpus.ReadOptions
 			if bib {
-				opts.Macros = shared
+				opts = shared.For(in.path)
 			}
 			err = corpus.ReadFileWith(gctx, in.path, opts, func(r corpus.Record) error {
 				fb.recs = append(fb.recs, r)

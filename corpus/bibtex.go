@@ -101,13 +101,14 @@ func ReadBibTeX(ctx context.Context, r io.Reader, name string, emit func(Record)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}
-	return readBibTeX(ctx, data, name, nil, emit, onErr)
+	return readBibTeX(ctx, data, name, nil, nil, emit, onErr)
 }
 
 // readBibTeX reads the BibTeX in data. shared are @string macros defined
 // outside the file (ReadOptions.Macros); the file's own definitions
-// replace them from where they stand.
-func readBibTeX(ctx context.Context, data []byte, name string, shared Macros, emit func(Record) error, onErr func(*ParseError)) error {
+// replace them from where they stand. conflicts are the shared names the
+// files define differently (ReadOptions.Conflicts).
+func readBibTeX(ctx context.Context, data []byte, name string, shared Macros, conflicts map[string]MacroConflict, emit func(Record) error, onErr func(*ParseError)) error {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	var bad []int
 	if !utf8.Valid(data) {
@@ -116,7 +117,7 @@ func readBibTeX(ctx context.Context, data []byte, name string, shared Macros, em
 	}
 	p := bibParser{
 		ctx: ctx, data: data, name: name, emit: emit, onErr: onErr,
-		lnLine: 1, macros: map[string]string{}, shared: shared, badLines: bad,
+		lnLine: 1, macros: map[string]string{}, shared: shared, conflicts: conflicts, badLines: bad,
 		crossref: crossrefFieldRe.Match(data),
 	}
 	if err := p.parse(); err != nil {
@@ -147,6 +148,7 @@ type bibEntry struct {
 	fields    []bibField // in order; the first of a repeated field
 	undefined string     // first undefined macro used, if any
 	undefIn   string     // the field it was used in
+	conflicts []string   // shared macros used that the files define differently, each once
 }
 
 type bibParser struct {
@@ -160,9 +162,12 @@ type bibParser struct {
 	lnLine int
 	macros map[string]string // lower-cased @string name → raw value
 	shared Macros            // macros of the other files read with this one, looked up after macros
-	seen   int               // entries handled, for context checks
-	buf    []byte            // scratch for concatenated values
-	e      bibEntry
+	// conflicts are the names in shared that the files read together
+	// define differently (ReadOptions.Conflicts).
+	conflicts map[string]MacroConflict
+	seen      int    // entries handled, for context checks
+	buf       []byte // scratch for concatenated values
+	e         bibEntry
 	// badLines are the lines holding invalid UTF-8, ascending, not yet
 	// reported.
 	badLines []int
@@ -426,6 +431,9 @@ func (p *bibParser) stringDef(at, k int) {
 		}
 		p.e.undefined = ""
 		val, next, err := p.value(p.skipWS(pos+1), true, nameB)
+		// A conflict noted while reading a macro's value belongs to no
+		// entry (the entry it would be noted on was read before).
+		p.e.conflicts = nil
 		if err != nil {
 			p.fail(line, next, err)
 			return
@@ -585,6 +593,7 @@ func (p *bibParser) finish() error {
 	if p.crossref {
 		kept := *e
 		kept.fields = slices.Clone(e.fields)
+		kept.conflicts = slices.Clone(e.conflicts)
 		if p.keys == nil {
 			p.keys = map[string]int{}
 		}
@@ -656,6 +665,10 @@ func (p *bibParser) record(e *bibEntry, end int, warn *Warning) error {
 	}
 	if warn != nil {
 		rec.Warnings = append(rec.Warnings, warn)
+	}
+	for _, name := range e.conflicts {
+		rec.Warnings = append(rec.Warnings, &Warning{File: p.name, Line: e.line,
+			Err: fmt.Errorf("%w %s", ErrMacroConflict, p.conflicts[name])})
 	}
 	if len(p.badLines) > 0 {
 		for len(p.badLines) > 0 && p.badLines[0] <= end {
@@ -729,6 +742,9 @@ func (p *bibParser) value(pos int, want bool, fieldName []byte) (string, int, er
 			v, ok := p.macros[name]
 			if !ok {
 				v, ok = p.shared[name]
+				if _, c := p.conflicts[name]; ok && c && want && !slices.Contains(p.e.conflicts, name) {
+					p.e.conflicts = append(p.e.conflicts, name)
+				}
 			}
 			if !ok {
 				v, ok = bibMonths[name]

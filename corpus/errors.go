@@ -57,4 +57,9 @@ var (
 	// ErrDuplicateKey means a record's key already names another paper;
 	// the key keeps naming that one (see KeyConflict).
 	ErrDuplicateKey = errors.New("duplicate key")
+	// ErrMacroConflict means a BibTeX entry uses an @string macro that
+	// the .bib files read with its own define differently; the entry has
+	// the value of the file given last (as BibTeX gives it), and the
+	// warning names every value.
+	ErrMacroConflict = errors.New("@string macro defined differently by the .bib files read together:")
 )

@@ -54,7 +54,7 @@ func ReadFile(ctx context.Context, path string, emit func(Record) error, onErr f
 		if err != nil {
 			return fmt.Errorf("read input: %w", err)
 		}
-		return readBibTeX(ctx, data, path, nil, emit, onErr)
+		return readBibTeX(ctx, data, path, nil, nil, emit, onErr)
 	case ".jsonl", ".ndjson", ".json":
 		f, err := os.Open(path)
 		if err != nil {

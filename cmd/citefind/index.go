@@ -33,7 +33,10 @@ no longer there are withdrawn (a paper left with none is removed). A file
 not given is not a deletion: use citefind remove. With no PATH, only brings
 the indexes up to date with the store. The .bib files of one run share their
 @string macros, as BibTeX's \bibliography{abbrev,refs} does: index an
-abbreviations file together with the files that use it.
+abbreviations file together with the files that use it. When two of them
+define a macro differently (IEEEabrv.bib and IEEEfull.bib), the entries of
+the other files get the value of the file given last, with a warning that
+names both.
 
 A killed run loses nothing: run it again. One process writes a database at a
 time; another one waits up to --wait for it, then gives up.
@@ -146,10 +149,13 @@ func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep bu
 	if sum.AliasConflicts > 0 {
 		fmt.Fprintf(w, "  key conflicts:     %d record keys already named another paper (first kept; listed above)\n", sum.AliasConflicts)
 	}
-	notRef := 0
+	notRef, conflicts := 0, 0
 	for _, err := range sum.Warnings {
-		if errors.Is(err, corpus.ErrNotReference) {
+		switch {
+		case errors.Is(err, corpus.ErrNotReference):
 			notRef++
+		case errors.Is(err, corpus.ErrMacroConflict):
+			conflicts++
 		}
 	}
 	if n := len(sum.Warnings) - notRef; n > 0 {
@@ -164,6 +170,13 @@ func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep bu
 	}
 	fmt.Fprintf(w, "  skipped (errors):  %d\n", sum.Skipped())
 	writeReasons(w, sum.SkipReasons())
+	if conflicts > 0 {
+		who := fmt.Sprintf("%d entries use", conflicts)
+		if conflicts == 1 {
+			who = "1 entry uses"
+		}
+		fmt.Fprintf(w, "  (%s a @string macro that the .bib files define differently, with the value of the file given last; give only the file you mean)\n", who)
+	}
 	if slices.ContainsFunc(sum.Errors, func(err error) bool { return errors.Is(err, corpus.ErrUndefinedMacro) }) {
 		fmt.Fprintf(w, "  (an undefined @string macro may be defined in another .bib file: give that file in the same run, e.g. citefind index abbrev.bib refs.bib)\n")
 	}

@@ -152,6 +152,18 @@ func TestIndexSharedMacros(t *testing.T) {
 	out, _, err = cli(t, "", "query", "--db", db, "--json", "sparse retrieval")
 	require.NoError(t, err)
 	assert.Contains(t, out, "IEEE Trans. Pattern Anal. Mach. Intell.")
+
+	// A second abbreviations file with another value: the last file's
+	// value, a warning naming both, and a hint in the summary.
+	full := filepath.Join(dir, "full.bib")
+	require.NoError(t, os.WriteFile(full, []byte("@STRING{IEEE_J_PAMI = \"{IEEE} Transactions on Pattern Analysis and Machine Intelligence\"}\n"), 0o644))
+	out, stderr, err = cli(t, "", "index", "--db", db, "--quiet", refs, abbrev, full)
+	require.NoError(t, err, "a conflict is a warning")
+	assert.Contains(t, stderr, refs+`:1: warning: @string macro defined differently by the .bib files read together: "ieee_j_pami": `+full+` has "{IEEE} Transactions on Pattern Analysis and Machine Intelligence", `+abbrev+` has "{IEEE} Trans. Pattern Anal. Mach. Intell."`)
+	assert.Contains(t, out, "(1 entry uses a @string macro that the .bib files define differently, with the value of the file given last")
+	out, _, err = cli(t, "", "query", "--db", db, "--json", "sparse retrieval")
+	require.NoError(t, err)
+	assert.Contains(t, out, "IEEE Transactions on Pattern Analysis and Machine Intelligence")
 }
 
 // Entries that are no reference are skipped with a warning: the run
