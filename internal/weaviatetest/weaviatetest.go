@@ -2,6 +2,7 @@ package weaviatetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -225,7 +227,10 @@ func (n *Node) Kill() error {
 	return nil
 }
 
-// LogTail returns the last lines of the node's log.
+// LogTail returns the last lines of the node's log, each JSON line
+// condensed to its time, level, message and the fields that say what
+// happened (the build_* fields Weaviate repeats on every line are left
+// out), so that a failed test's own messages stay in view above them.
 func (n *Node) LogTail(lines int) string {
 	b, err := os.ReadFile(filepath.Join(n.Dir, "weaviate.log"))
 	if err != nil {
@@ -235,7 +240,48 @@ func (n *Node) LogTail(lines int) string {
 	if len(ls) > lines {
 		ls = ls[len(ls)-lines:]
 	}
+	for i, l := range ls {
+		ls[i] = condense(l)
+	}
 	return strings.Join(ls, "\n")
+}
+
+// condense shortens one Weaviate log line (JSON) for a test log; a line
+// that is no JSON object is returned as it is.
+func condense(line string) string {
+	var f map[string]any
+	if json.Unmarshal([]byte(line), &f) != nil {
+		return line
+	}
+	var b strings.Builder
+	if ts, ok := f["time"].(string); ok {
+		if tm, err := time.Parse(time.RFC3339, ts); err == nil {
+			ts = tm.UTC().Format("15:04:05")
+		}
+		b.WriteString(ts)
+	}
+	for _, k := range []string{"level", "action", "msg"} {
+		if v, ok := f[k]; ok {
+			fmt.Fprintf(&b, " %v", v)
+		}
+	}
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		switch {
+		case k == "time", k == "level", k == "action", k == "msg", strings.HasPrefix(k, "build_"):
+		default:
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := fmt.Sprint(f[k])
+		if len(v) > 120 {
+			v = v[:120] + "…"
+		}
+		fmt.Fprintf(&b, " %s=%s", k, v)
+	}
+	return b.String()
 }
 
 // Cluster is several nodes forming one Weaviate cluster.
@@ -329,7 +375,7 @@ func start(t testing.TB, count int) *Cluster {
 		for _, nd := range c.Nodes {
 			_ = nd.Kill()
 			if t.Failed() {
-				t.Logf("weaviate %s log tail:\n%s", nd.Name, nd.LogTail(30))
+				t.Logf("weaviate %s log tail:\n%s", nd.Name, nd.LogTail(15))
 			}
 		}
 		_ = os.RemoveAll(root)
@@ -360,7 +406,12 @@ func start(t testing.TB, count int) *Cluster {
 }
 
 // WaitHealthy waits until the first running node reports every node of the
-// cluster HEALTHY (GET /v1/nodes), at most ReadyTimeout.
+// cluster HEALTHY (GET /v1/nodes) and the cluster's Raft state settled
+// (GET /v1/cluster/statistics: every node ready, its database loaded, the
+// same leader known to all, and "synchronized"), at most ReadyTimeout. A
+// restarted node is HEALTHY in the memberlist before it has caught up
+// with the Raft log; tests that go on at once (kill another node) then
+// leave a cluster without a working majority.
 func (c *Cluster) WaitHealthy(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
 	defer cancel()
@@ -372,7 +423,9 @@ func (c *Cluster) WaitHealthy(ctx context.Context) error {
 			}
 			healthy, status, err := nodesHealthy(ctx, nd.Addr())
 			if err == nil && healthy == len(c.Nodes) {
-				return nil
+				if status, err = raftSettled(ctx, nd.Addr(), len(c.Nodes)); err == nil && status == "" {
+					return nil
+				}
 			}
 			last = status
 			if err != nil {
@@ -413,6 +466,48 @@ func nodesHealthy(ctx context.Context, addr string) (int, string, error) {
 		}
 	}
 	return n, strings.Join(parts, " "), nil
+}
+
+// raftSettled returns "" when GET /v1/cluster/statistics says that every
+// one of n nodes is ready with its database loaded, all follow the same
+// leader and the cluster is synchronized; else what is not so.
+func raftSettled(ctx context.Context, addr string, n int) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/cluster/statistics", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Synchronized bool `json:"synchronized"`
+		Statistics   []struct {
+			Name     string `json:"name"`
+			Ready    bool   `json:"ready"`
+			DBLoaded bool   `json:"dbLoaded"`
+			LeaderID string `json:"leaderId"`
+		} `json:"statistics"`
+	}
+	if err := decodeJSON(resp, &body); err != nil {
+		return "", err
+	}
+	var not []string
+	leaders := map[string]bool{}
+	for _, st := range body.Statistics {
+		if !st.Ready || !st.DBLoaded || st.LeaderID == "" {
+			not = append(not, fmt.Sprintf("%s ready=%v dbLoaded=%v leader=%q", st.Name, st.Ready, st.DBLoaded, st.LeaderID))
+		}
+		leaders[st.LeaderID] = true
+	}
+	if len(body.Statistics) != n {
+		not = append(not, fmt.Sprintf("%d of %d nodes in the statistics", len(body.Statistics), n))
+	}
+	if len(leaders) > 1 {
+		not = append(not, fmt.Sprintf("%d different leaders", len(leaders)))
+	}
+	if !body.Synchronized {
+		not = append(not, "not synchronized")
+	}
+	return strings.Join(not, "; "), nil
 }
 
 // handedOut holds the ports freePorts has returned in this process. A

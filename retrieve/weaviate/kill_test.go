@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,19 @@ func TestClusterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-node cluster; skipped with -short")
 	}
+	// CI shows only the end of a failed run's output, below the nodes'
+	// log tails: this cleanup, registered first, runs last and says
+	// which step failed.
+	step, t0 := "start the cluster", time.Now()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("TestClusterKill failed in step %q, %s after the start (its error is above the nodes' log tails)", step, time.Since(t0).Round(time.Second))
+		}
+	})
+	setStep := func(s string) {
+		t.Logf("%s: step %q", time.Since(t0).Round(time.Second), s)
+		step = s
+	}
 	c := weaviatetest.StartCluster(t, 3)
 	ctx := t.Context()
 	recs := testPapers(500, 21)
@@ -123,6 +137,7 @@ func TestClusterKill(t *testing.T) {
 	checkParity(t, be, st, queries, 10, 23)
 
 	// kill -9 of node 3 during queries: every query answers, unchanged.
+	setStep("kill node3 during queries")
 	want := map[string][]corpus.Hit{}
 	for _, q := range queries {
 		hits, err := be.BM25(ctx, weightedQuery(t, q), 10)
@@ -165,6 +180,7 @@ func TestClusterKill(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, papers, 3, "papers are found with a node down")
 
+	setStep("sync with node3 down")
 	// A sync while the node is down: Weaviate's QUORUM counts the
 	// replicas it can reach, so the writes succeed on one replica and the
 	// sync says which node missed them.
@@ -179,11 +195,13 @@ func TestClusterKill(t *testing.T) {
 	checkParity(t, be, st, testQueries(recs[:400], 10, 26), 10, 27)
 
 	// Restart: async replication repairs node 3's replicas.
+	setStep("restart node3, replicas repaired")
 	require.NoError(t, c.Nodes[2].Start(ctx))
 	require.NoError(t, c.WaitHealthy(ctx))
-	waitReplicas(t, be, 400)
+	waitReplicas(t, be, 2, 400)
 
 	// kill -9 of node 2 during a sync; restart; the next sync completes.
+	setStep("kill node2 during a sync")
 	_, err = st.Ingest(ctx, recs[400:])
 	require.NoError(t, err)
 	done := make(chan error, 1)
@@ -199,6 +217,7 @@ func TestClusterKill(t *testing.T) {
 	}()
 	syncErr := <-done
 	t.Logf("sync with node2 killed part-way: %v", syncErr)
+	setStep("restart node2, sync again")
 	require.NoError(t, c.Nodes[1].Start(ctx))
 	require.NoError(t, c.WaitHealthy(ctx))
 	rep, err = be.Sync(ctx, st, retrieve.SyncOptions{})
@@ -211,10 +230,11 @@ func TestClusterKill(t *testing.T) {
 	require.NoError(t, err)
 	gen, _ := st.Generation(ctx)
 	assert.Equal(t, gen, stats.Generation)
+	setStep("replicas repaired after node2's restart")
 	// The restarted node's replicas catch up by Weaviate's async
 	// replication; reads at consistency ONE may count the lagging replica
 	// until then (481 of 500 once, on a loaded machine).
-	waitReplicas(t, be, 500)
+	waitReplicas(t, be, 2, 500)
 	stats, err = be.Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 500, stats.Papers)
@@ -222,6 +242,7 @@ func TestClusterKill(t *testing.T) {
 
 	// Every node, as coordinator, answers the same.
 	for _, n := range c.Nodes {
+		setStep("same answers through " + n.Name)
 		ro := openURL(t, "weaviate://"+n.Addr()+"/Cluster", retrieve.Env{BM25: pipelineBM25})
 		// The BM25 index of a replica that async replication filled can
 		// lag its objects for a few seconds (seen once under load: other
@@ -261,9 +282,11 @@ func hasWarning(ws []string, sub string) bool {
 	return false
 }
 
-// waitReplicas waits (at most 2 minutes) until every node is healthy and
-// every shard holds the same objects on each of its replicas, n in all.
-func waitReplicas(t *testing.T, be *weaviate.Backend, n int) {
+// waitReplicas waits (at most 2 minutes) until every node is healthy,
+// every shard is listed by replicas nodes (a restarted node that has not
+// loaded its shards yet lists none, which comparing the counts alone took
+// for agreement) and holds the same objects on each of them, n in all.
+func waitReplicas(t *testing.T, be *weaviate.Backend, replicas, n int) {
 	t.Helper()
 	start := time.Now()
 	var last string
@@ -272,21 +295,28 @@ func waitReplicas(t *testing.T, be *weaviate.Backend, n int) {
 		if err == nil {
 			ok, diff := weaviate.ReplicasAgree(ns)
 			total, healthy := 0, true
-			seen := map[string]bool{}
+			held := map[string]int{}
 			for _, nd := range ns {
 				healthy = healthy && nd.Status == "HEALTHY"
 				for sh, c := range nd.Shards {
-					if !seen[sh] {
-						seen[sh] = true
+					if held[sh] == 0 {
 						total += c
 					}
+					held[sh]++
 				}
 			}
-			if ok && healthy && total == n {
+			var short []string
+			for sh, k := range held {
+				if k != replicas {
+					short = append(short, fmt.Sprintf("%s on %d nodes", sh, k))
+				}
+			}
+			sort.Strings(short)
+			if ok && healthy && len(short) == 0 && total == n {
 				t.Logf("replicas agree after %s", time.Since(start).Round(time.Second))
 				return
 			}
-			last = fmt.Sprintf("agree %v (%s), healthy %v, %d objects", ok, diff, healthy, total)
+			last = fmt.Sprintf("agree %v (%s), healthy %v, shards not on %d nodes %v, %d objects: %+v", ok, diff, healthy, replicas, short, total, ns)
 		} else {
 			last = err.Error()
 		}
