@@ -147,6 +147,9 @@ func (s Shared) For(path string) ReadOptions {
 	m, cs := maps.Clone(s.Macros), maps.Clone(s.Conflicts)
 	for _, name := range names {
 		others := slices.DeleteFunc(slices.Clone(s.defs[name]), func(d MacroDef) bool { return d.File == path })
+		if len(others) == 0 {
+			continue
+		}
 		m[name] = others[len(others)-1].Value
 		if c, ok := conflictOf(name, others); ok {
 			if cs == nil {
@@ -165,7 +168,9 @@ func (s Shared) For(path string) ReadOptions {
 func conflictOf(name string, ds []MacroDef) (MacroConflict, bool) {
 	// BibTeX reads any run of white space in a value as one space:
 	// values that differ only there are the same.
-	same := func(a, b string) bool { return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ") }
+	same := func(a, b string) bool {
+		return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
+	}
 	used := ds[len(ds)-1]
 	var others []MacroDef
 	for _, d := range ds[:len(ds)-1] {
@@ -185,10 +190,12 @@ func conflictOf(name string, ds []MacroDef) (MacroConflict, bool) {
 func SharedMacros(ctx context.Context, paths []string) (Shared, error) {
 	var sh Shared
 	defs := map[string][]MacroDef{} // every file's value of each name, in file order
+	read := map[string]bool{}
 	for _, p := range paths {
-		if !IsBibTeX(p) {
-			continue
+		if !IsBibTeX(p) || read[p] {
+			continue // a file given twice defines its macros once
 		}
+		read[p] = true
 		data, err := os.ReadFile(p)
 		if err != nil {
 			continue

@@ -124,6 +124,12 @@ func TestSharedMacroConflicts(t *testing.T) {
 	assert.Equal(t, corpus.MacroDef{File: refs, Value: "Own value"}, c.Used, "the last file's definition is used")
 	assert.Equal(t, []corpus.MacroDef{{abrv, "{IEEE} Trans. Ind. Appl."}, {full, "{IEEE} Transactions on Industry Applications"}}, c.Others)
 
+	// A file given twice conflicts with nobody (it once crashed For).
+	twice, err := corpus.SharedMacros(t.Context(), []string{abrv, abrv})
+	require.NoError(t, err)
+	assert.Empty(t, twice.Conflicts)
+	assert.Equal(t, "{IEEE} Trans. Ind. Appl.", twice.For(abrv).Macros["ieee_j_ia"])
+
 	// refs.bib's entries above its own definition have the last of the
 	// other files' values (IEEEfull.bib's), as in the text BibTeX reads.
 	opts := shared.For(refs)

@@ -164,6 +164,11 @@ func TestIndexSharedMacros(t *testing.T) {
 	out, _, err = cli(t, "", "query", "--db", db, "--json", "sparse retrieval")
 	require.NoError(t, err)
 	assert.Contains(t, out, "IEEE Transactions on Pattern Analysis and Machine Intelligence")
+
+	// A file given twice is no conflict with itself.
+	out, _, err = cli(t, "", "index", "--db", t.TempDir(), "--quiet", refs, abbrev, abbrev)
+	require.NoError(t, err)
+	assert.NotContains(t, out, "define differently")
 }
 
 // Entries that are no reference are skipped with a warning: the run
