@@ -23,14 +23,28 @@ func TestMakeTestRunsLongTests(t *testing.T) {
 	require.NoError(t, err)
 	var pattern string
 	inTest := false
+	vars := map[string]string{} // NAME := value lines, for $(NAME) in the recipe
+	varDef := regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*:?=\s*(.*?)\s*$`)
 	for line := range strings.Lines(string(mk)) {
+		if m := varDef.FindStringSubmatch(line); m != nil {
+			vars[m[1]] = m[2]
+		}
 		switch {
 		case strings.HasPrefix(line, "test:"):
 			inTest = true
 		case inTest && !strings.HasPrefix(line, "\t"):
 			inTest = false
 		case inTest && !strings.Contains(line, "-short"):
+			line = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`).ReplaceAllStringFunc(line, func(ref string) string {
+				if v, ok := vars[ref[2:len(ref)-1]]; ok {
+					return v
+				}
+				return ref
+			})
 			if m := regexp.MustCompile(`-run '([^']+)'`).FindStringSubmatch(line); m != nil {
+				if pattern != "" && pattern != m[1] {
+					t.Errorf("the Makefile's test target runs its long tests with two patterns, %q and %q: this test checks one", pattern, m[1])
+				}
 				pattern = m[1]
 			}
 		}
