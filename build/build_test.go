@@ -201,3 +201,24 @@ func TestIngestSharedMacros(t *testing.T) {
 	assert.ErrorIs(t, sum.Errors[0], corpus.ErrUndefinedMacro)
 	assert.Contains(t, sum.Errors[0].Error(), "refs.bib:1")
 }
+
+// A file named twice — given twice, or also inside a folder given — is
+// read once, where it first appears.
+func TestCollectFilesOnce(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.bib"), filepath.Join(dir, "b.jsonl")
+	require.NoError(t, os.WriteFile(a, []byte("@article{a, title={Alpha}, year=2020}\n"), 0o644))
+	require.NoError(t, os.WriteFile(b, []byte(`{"id":"b","type":"article","title":"Beta"}`+"\n"), 0o644))
+	files, ignored, err := build.CollectFiles([]string{b, a, dir, filepath.Join(dir, ".", "a.bib"), a})
+	require.NoError(t, err)
+	assert.Equal(t, []string{b, a}, files)
+	assert.Zero(t, ignored)
+
+	st, err := corpus.OpenStore(t.Context(), filepath.Join(t.TempDir(), "papers.sqlite"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	sum, err := build.Ingest(t.Context(), st, []string{a, a, dir}, build.IngestOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.Files, "a.bib and b.jsonl, each once")
+	assert.Equal(t, 2, sum.Read)
+}

@@ -132,7 +132,9 @@ func bibPaths(infos []inputFile) []string {
 // CollectFiles expands paths into the input files to read: a file is taken
 // as given (an unsupported extension is an error naming it), a folder is
 // walked and its files with a supported extension are taken, in lexical
-// order. ignored counts the other files found in folders.
+// order. A file named twice (given twice, or also inside a folder given)
+// is taken once, where it first appears. ignored counts the other files
+// found in folders.
 func CollectFiles(paths []string) (files []string, ignored int, err error) {
 	files, ignored, _, err = collectFiles(paths)
 	return files, ignored, err
@@ -144,6 +146,17 @@ func collectFiles(paths []string) (files []string, ignored int, empty []string, 
 	exts := corpus.Extensions()
 	supported := func(p string) bool { return slices.Contains(exts, strings.ToLower(filepath.Ext(p))) }
 	var errs []error
+	taken := map[string]bool{}
+	take := func(p string) {
+		key := filepath.Clean(p)
+		if abs, err := filepath.Abs(p); err == nil {
+			key = abs
+		}
+		if !taken[key] {
+			taken[key] = true
+			files = append(files, p)
+		}
+	}
 	for _, p := range paths {
 		fi, statErr := os.Stat(p)
 		if statErr != nil {
@@ -155,10 +168,10 @@ func collectFiles(paths []string) (files []string, ignored int, empty []string, 
 				errs = append(errs, fmt.Errorf("%s: %w (supported: %s)", p, corpus.ErrUnknownFormat, strings.Join(exts, " ")))
 				continue
 			}
-			files = append(files, p)
+			take(p)
 			continue
 		}
-		before := len(files)
+		found := false
 		walkErr := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -167,7 +180,8 @@ func collectFiles(paths []string) (files []string, ignored int, empty []string, 
 				return nil
 			}
 			if supported(path) {
-				files = append(files, path)
+				found = true
+				take(path)
 			} else {
 				ignored++
 			}
@@ -175,7 +189,7 @@ func collectFiles(paths []string) (files []string, ignored int, empty []string, 
 		})
 		if walkErr != nil {
 			errs = append(errs, fmt.Errorf("walk %s: %w", p, walkErr))
-		} else if len(files) == before {
+		} else if !found {
 			empty = append(empty, p)
 		}
 	}

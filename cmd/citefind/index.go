@@ -38,7 +38,8 @@ define a macro differently (IEEEabrv.bib and IEEEfull.bib), the entries of
 the other files get the value of the file given last, with a warning that
 names both.
 
-A killed run loses nothing: run it again. One process writes a database at a
+A file named twice (also inside a folder given) is read once. A killed run
+loses nothing: run it again. One process writes a database at a
 time; another one waits up to --wait for it, then gives up.
 
 Bad records are reported as FILE:LINE: cause and skipped; everything else is
