@@ -468,5 +468,28 @@ func (b *Backend) nodes(ctx context.Context) ([]string, error) {
 	if ok, diff := ReplicasAgree(ns); !ok {
 		lines = append(lines, "replicas differ (objects on disk; async replication repairs a replica that missed writes): "+diff)
 	}
+	if short := MissingReplicas(ns, b.cfg.replicas()); len(short) > 0 {
+		lines = append(lines, "replicas missing (a node down, or restarted and still loading its shards; reads go to the other replicas): "+strings.Join(short, "; "))
+	}
 	return lines, nil
+}
+
+// MissingReplicas names the shards that fewer than replicas nodes list,
+// with how many do ("shard X on 1 of 2 nodes"), sorted; none when every
+// shard has all its replicas.
+func MissingReplicas(nodes []NodeShards, replicas int) []string {
+	held := map[string]int{}
+	for _, n := range nodes {
+		for sh := range n.Shards {
+			held[sh]++
+		}
+	}
+	var out []string
+	for sh, k := range held {
+		if k < replicas {
+			out = append(out, fmt.Sprintf("shard %s on %d of %d nodes", sh, k, replicas))
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -179,6 +178,9 @@ func TestClusterKill(t *testing.T) {
 	papers, err := be.Papers(ctx, []string{recs[0].Paper.ID, recs[150].Paper.ID, recs[299].Paper.ID})
 	require.NoError(t, err)
 	assert.Len(t, papers, 3, "papers are found with a node down")
+	stats, err = be.Stats(ctx)
+	require.NoError(t, err)
+	assert.True(t, hasWarning(stats.Detail, "replicas missing"), "status says that node3's replicas are missing: %v", stats.Detail)
 
 	setStep("sync with node3 down")
 	// A sync while the node is down: Weaviate's QUORUM counts the
@@ -295,28 +297,22 @@ func waitReplicas(t *testing.T, be *weaviate.Backend, replicas, n int) {
 		if err == nil {
 			ok, diff := weaviate.ReplicasAgree(ns)
 			total, healthy := 0, true
-			held := map[string]int{}
+			seen := map[string]bool{}
 			for _, nd := range ns {
 				healthy = healthy && nd.Status == "HEALTHY"
 				for sh, c := range nd.Shards {
-					if held[sh] == 0 {
+					if !seen[sh] {
+						seen[sh] = true
 						total += c
 					}
-					held[sh]++
 				}
 			}
-			var short []string
-			for sh, k := range held {
-				if k != replicas {
-					short = append(short, fmt.Sprintf("%s on %d nodes", sh, k))
-				}
-			}
-			sort.Strings(short)
+			short := weaviate.MissingReplicas(ns, replicas)
 			if ok && healthy && len(short) == 0 && total == n {
 				t.Logf("replicas agree after %s", time.Since(start).Round(time.Second))
 				return
 			}
-			last = fmt.Sprintf("agree %v (%s), healthy %v, shards not on %d nodes %v, %d objects: %+v", ok, diff, healthy, replicas, short, total, ns)
+			last = fmt.Sprintf("agree %v (%s), healthy %v, missing %v, %d objects: %+v", ok, diff, healthy, short, total, ns)
 		} else {
 			last = err.Error()
 		}

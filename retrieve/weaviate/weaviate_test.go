@@ -338,3 +338,15 @@ func TestEmbedder(t *testing.T) {
 	_, err = be.Sync(ctx, st, retrieve.SyncOptions{Embed: embed(8), Embedder: "toy8", Force: true})
 	require.ErrorIs(t, err, weaviate.ErrSchemaMismatch)
 }
+
+func TestMissingReplicas(t *testing.T) {
+	ns := []weaviate.NodeShards{
+		{Node: "node1", Status: "HEALTHY", Shards: map[string]int{"A": 10, "B": 7}},
+		{Node: "node2", Status: "HEALTHY", Shards: map[string]int{"B": 7, "C": 3}},
+		{Node: "node3", Status: "HEALTHY", Shards: map[string]int{}}, // restarted, shards not loaded yet
+	}
+	assert.Equal(t, []string{"shard A on 1 of 2 nodes", "shard C on 1 of 2 nodes"}, weaviate.MissingReplicas(ns, 2))
+	assert.Empty(t, weaviate.MissingReplicas(ns, 1))
+	ok, _ := weaviate.ReplicasAgree(ns)
+	assert.True(t, ok, "the counts alone agree: only MissingReplicas sees the missing replicas")
+}
