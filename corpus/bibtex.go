@@ -165,9 +165,12 @@ type bibParser struct {
 	// conflicts are the names in shared that the files read together
 	// define differently (ReadOptions.Conflicts).
 	conflicts map[string]MacroConflict
-	seen      int    // entries handled, for context checks
-	buf       []byte // scratch for concatenated values
-	e         bibEntry
+	// derived are the file's own macros whose value used such names:
+	// macro → the conflicting names, which its users are warned of.
+	derived map[string][]string
+	seen    int    // entries handled, for context checks
+	buf     []byte // scratch for concatenated values
+	e       bibEntry
 	// badLines are the lines holding invalid UTF-8, ascending, not yet
 	// reported.
 	badLines []int
@@ -429,10 +432,11 @@ func (p *bibParser) stringDef(at, k int) {
 			p.fail(line, pos, fmt.Errorf("%w: @string %q without '='", ErrSyntax, name))
 			return
 		}
-		p.e.undefined = ""
+		p.e.undefined, p.e.conflicts = "", nil
 		val, next, err := p.value(p.skipWS(pos+1), true, nameB)
-		// A conflict noted while reading a macro's value belongs to no
-		// entry (the entry it would be noted on was read before).
+		// The conflicting shared macros the value used pass to the entries
+		// that use this macro (p.e is the entry read before: not its).
+		used := p.e.conflicts
 		p.e.conflicts = nil
 		if err != nil {
 			p.fail(line, next, err)
@@ -447,6 +451,14 @@ func (p *bibParser) stringDef(at, k int) {
 			return
 		}
 		p.macros[name] = val
+		if len(used) > 0 {
+			if p.derived == nil {
+				p.derived = map[string][]string{}
+			}
+			p.derived[name] = used
+		} else {
+			delete(p.derived, name)
+		}
 		pos = next
 	}
 }
@@ -740,6 +752,13 @@ func (p *bibParser) value(pos int, want bool, fieldName []byte) (string, int, er
 			}
 			name := lowerASCII(tok)
 			v, ok := p.macros[name]
+			if ok && want {
+				for _, c := range p.derived[name] {
+					if !slices.Contains(p.e.conflicts, c) {
+						p.e.conflicts = append(p.e.conflicts, c)
+					}
+				}
+			}
 			if !ok {
 				v, ok = p.shared[name]
 				if _, c := p.conflicts[name]; ok && c && want && !slices.Contains(p.e.conflicts, name) {

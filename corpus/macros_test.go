@@ -114,8 +114,13 @@ func TestSharedMacroConflicts(t *testing.T) {
 @article{twice, title = {Drives}, journal = IEEE_J_IA, note = ieee_j_ia # " (special issue)", year = 2002}
 @book{agreed, title = {Agreed}, publisher = IEEE_O_CSS # ", " # same, year = 2003}
 @article{ignored, title = {Unread field}, journal = {J}, acknowledgement = IEEE_J_IA, year = 2004}
+@string{special = IEEE_J_IA # " (Special issue)"}
+@string{again = special}
+@article{derived, title = {Derived}, journal = again, year = 2006}
 @string{IEEE_J_IA = "Own value"}
 @article{own, title = {Own}, journal = IEEE_J_IA, year = 2005}
+@string{special = "Plain"}
+@article{redefined, title = {Redefined}, journal = special, year = 2007}
 `), 0o644))
 	shared, err := corpus.SharedMacros(t.Context(), []string{abrv, full, refs})
 	require.NoError(t, err)
@@ -140,7 +145,7 @@ func TestSharedMacroConflicts(t *testing.T) {
 	require.NoError(t, corpus.ReadFileWith(t.Context(), refs, opts,
 		func(r corpus.Record) error { recs[r.Key] = r; return nil },
 		func(e *corpus.ParseError) { t.Errorf("unexpected error: %v", e) }))
-	require.Len(t, recs, 5)
+	require.Len(t, recs, 7)
 	assert.Equal(t, "IEEE Transactions on Industry Applications", recs["uses"].Paper.Venue)
 	for _, key := range []string{"uses", "twice"} {
 		require.Len(t, recs[key].Warnings, 1, "%s: one warning however often the macro is used: %v", key, recs[key].Warnings)
@@ -150,9 +155,15 @@ func TestSharedMacroConflicts(t *testing.T) {
 		assert.Equal(t, refs+`:`+map[string]string{"uses": "1", "twice": "2"}[key]+`: warning: @string macro defined differently by the .bib files read together: "ieee_j_ia": `+
 			full+` has "{IEEE} Transactions on Industry Applications", `+abrv+` has "{IEEE} Trans. Ind. Appl."; the entry has `+full+`'s (the file given last wins, as in BibTeX)`, w.Error())
 	}
-	for _, key := range []string{"agreed", "ignored", "own"} {
+	for _, key := range []string{"agreed", "ignored", "own", "redefined"} {
 		assert.Empty(t, recs[key].Warnings, "%s: no conflict used", key)
 	}
+	// A macro of the file defined from a conflicting one (through another)
+	// passes the warning on to the entries that use it.
+	assert.Equal(t, "IEEE Transactions on Industry Applications (Special issue)", recs["derived"].Paper.Venue)
+	require.Len(t, recs["derived"].Warnings, 1)
+	assert.ErrorIs(t, recs["derived"].Warnings[0], corpus.ErrMacroConflict)
+	assert.Equal(t, 7, recs["derived"].Warnings[0].Line)
 	assert.Equal(t, "Own value", recs["own"].Paper.Venue)
 
 	// Without the conflicts (an older caller), the value is read the same, silently.
