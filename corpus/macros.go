@@ -60,13 +60,12 @@ type MacroConflict struct {
 }
 
 func (c MacroConflict) String() string {
-	oneLine := func(v string) string { return strings.Join(strings.Fields(v), " ") }
 	var others []string
 	for _, o := range c.Others {
-		others = append(others, fmt.Sprintf("%s has %q", o.File, oneLine(o.Value)))
+		others = append(others, fmt.Sprintf("%s has %q", o.File, collapseSpace(o.Value)))
 	}
 	return fmt.Sprintf("%q: %s has %q, %s; the entry has %s's (the file given last wins, as in BibTeX)",
-		c.Name, c.Used.File, oneLine(c.Used.Value), strings.Join(others, ", "), c.Used.File)
+		c.Name, c.Used.File, collapseSpace(c.Used.Value), strings.Join(others, ", "), c.Used.File)
 }
 
 // ReadFileWith is ReadFile with options.
@@ -168,9 +167,7 @@ func (s Shared) For(path string) ReadOptions {
 func conflictOf(name string, ds []MacroDef) (MacroConflict, bool) {
 	// BibTeX reads any run of white space in a value as one space:
 	// values that differ only there are the same.
-	same := func(a, b string) bool {
-		return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
-	}
+	same := func(a, b string) bool { return collapseSpace(a) == collapseSpace(b) }
 	used := ds[len(ds)-1]
 	var others []MacroDef
 	for _, d := range ds[:len(ds)-1] {

@@ -285,9 +285,10 @@ func hasWarning(ws []string, sub string) bool {
 }
 
 // waitReplicas waits (at most 2 minutes) until every node is healthy,
-// every shard is listed by replicas nodes (a restarted node that has not
-// loaded its shards yet lists none, which comparing the counts alone took
-// for agreement) and holds the same objects on each of them, n in all.
+// every shard is listed by replicas nodes (a node down lists none of its
+// shards, which comparing the counts alone took for agreement; a restarted
+// node still loading them would too) and holds the same objects on each
+// of them, n in all.
 func waitReplicas(t *testing.T, be *weaviate.Backend, replicas, n int) {
 	t.Helper()
 	start := time.Now()
