@@ -37,8 +37,8 @@ import (
 //     pmcid, library → call-number; note, annote/annotation, abstract,
 //     keywords → keyword, pubstate → status;
 //   - the arXiv id, when there is one, in the non-standard "arxiv" key;
-//   - crossref: the fields the entry lacks, from the entry it names
-//     (inheritCrossref); biblatex's langidopts (variant), options
+//   - xdata, then crossref: the fields the entry lacks, from the @xdata
+//     entries and the entry they name (inheritXData, inheritCrossref); biblatex's langidopts (variant), options
 //     (useprefix), origyear, a periodical's issuetitle, a chapter's
 //     booktitle beside maintitle → volume-title.
 //
@@ -59,7 +59,7 @@ var bibMapped = func() map[string]string {
 		keywords langid langidopts library location mainsubtitle maintitle maintitleaddon month note number
 		options organization origdate origlocation origpublisher origtitle origyear pages pagetotal part pmcid pmid
 		publisher pubstate school series shortjournal shorttitle subtitle title titleaddon translator
-		type url urldate venue version volume volumes year`) {
+		type url urldate venue version volume volumes xdata year`) {
 		m[f] = f
 	}
 	return m
@@ -91,7 +91,7 @@ var crossrefTitleTo = [][2]string{{"title", "booktitle"}, {"subtitle", "booksubt
 // would give every child the parent's identity), or are the parent's own
 // title (inherited only as crossrefTitleTo says).
 var crossrefNotInherited = map[string]bool{
-	"crossref": true, "doi": true, "url": true, "urldate": true, "eprint": true, "eprinttype": true,
+	"crossref": true, "xdata": true, "doi": true, "url": true, "urldate": true, "eprint": true, "eprinttype": true,
 	"archiveprefix": true, "arxiv": true, "arxivid": true, "pmid": true, "pmcid": true,
 	"abstract": true, "annotation": true, "annote": true, "keywords": true, "note": true,
 	"pages": true, "pagetotal": true, "type": true, "entrysubtype": true,

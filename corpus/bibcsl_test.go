@@ -160,6 +160,75 @@ func TestBibTeXCrossref(t *testing.T) {
 	assert.Contains(t, res.recs[4].Warnings[0].Error(), `crossref "missing": no entry with that key in this file`)
 }
 
+// TestBibLaTeXXData: biblatex's @xdata entries give their fields to the
+// entries whose xdata field names them (before or after them, through
+// chains of @xdata entries, the entry's own fields first, a crossref
+// parent passing on what it took), as biber and pandoc do; what cannot be
+// inherited (a missing or non-@xdata key, a circular chain, an @xdata
+// entry with an undefined macro, a granular reference) is a warning
+// naming the line, and the entry keeps the rest.
+func TestBibLaTeXXData(t *testing.T) {
+	res := readBib(t, `@book{b1, author = {Doe, John}, title = {A Book}, xdata = {series}, year = {1999}}
+@xdata{pub,
+  publisher = {Springer},
+  location = {Berlin},
+  year = {2001},
+}
+@xdata{series, xdata = {pub}, series = {LNCS}}
+@book{b2, author = {Roe, Jane}, title = {Another}, xdata = { PUB , nosuch}}
+@book{b3, author = {Poe, Ed}, title = {Third}, xdata = {b1}}
+@xdata{loop1, xdata = {loop2}, note = {one}}
+@xdata{loop2, xdata = {loop1}, edition = {2}}
+@book{b4, author = {Loe, Al}, title = {Fourth}, xdata = {loop1}}
+@xdata{undef, publisher = nosuchmacro}
+@book{b5, author = {Zoe, Bo}, title = {Fifth}, xdata = {undef}, editor = {Smith, Ann and xdata=pub-editor-1}}
+@incollection{c, author = {Coe, Cy}, title = {A Chapter}, crossref = {b1}}
+`)
+	require.Len(t, res.recs, 6)
+	for _, e := range res.errs {
+		assert.ErrorIs(t, e, corpus.ErrNotReference, "only the @xdata entries are reported: %v", e)
+	}
+	assert.Len(t, res.errs, 5)
+	assert.JSONEq(t, `{"id":"b1","type":"book","title":"A book","author":[{"family":"Doe","given":"John"}],
+"issued":{"date-parts":[[1999]]},"collection-title":"LNCS","publisher":"Springer","publisher-place":"Berlin"}`,
+		string(res.recs[0].Item), "own year first; the chain series → pub")
+	assert.Empty(t, res.recs[0].Warnings)
+
+	assert.JSONEq(t, `{"id":"b2","type":"book","title":"Another","author":[{"family":"Roe","given":"Jane"}],
+"issued":{"date-parts":[[2001]]},"publisher":"Springer","publisher-place":"Berlin"}`, string(res.recs[1].Item), "keys in any case")
+	require.Len(t, res.recs[1].Warnings, 1)
+	assert.ErrorIs(t, res.recs[1].Warnings[0], corpus.ErrXData)
+	assert.Equal(t, `in.bib:8: warning: xdata "nosuch": no @xdata entry with that key in this file; nothing inherited from it`,
+		res.recs[1].Warnings[0].Error())
+
+	assert.JSONEq(t, `{"id":"b3","type":"book","title":"Third","author":[{"family":"Poe","given":"Ed"}]}`,
+		string(res.recs[2].Item), "a book is no @xdata entry")
+	require.Len(t, res.recs[2].Warnings, 1)
+	assert.Contains(t, res.recs[2].Warnings[0].Error(), `in.bib:9: warning: xdata "b1" names the @book entry of line 1, not an @xdata entry`)
+
+	assert.JSONEq(t, `{"id":"b4","type":"book","title":"Fourth","author":[{"family":"Loe","given":"Al"}],"note":"one","edition":"2"}`,
+		string(res.recs[3].Item), "a circular chain gives what it has, once")
+	require.Len(t, res.recs[3].Warnings, 1)
+	assert.Contains(t, res.recs[3].Warnings[0].Error(), `in.bib:11: warning: xdata "loop1" is circular (the @xdata entry of line 10`)
+
+	assert.JSONEq(t, `{"id":"b5","type":"book","title":"Fifth","author":[{"family":"Zoe","given":"Bo"}],
+"editor":[{"family":"Smith","given":"Ann"}]}`, string(res.recs[4].Item))
+	var msgs []string
+	for _, w := range res.recs[4].Warnings {
+		assert.ErrorIs(t, w, corpus.ErrXData)
+		msgs = append(msgs, w.Error())
+	}
+	assert.Equal(t, []string{
+		`in.bib:14: warning: xdata "undef": the @xdata entry of line 13 uses the undefined @string macro "nosuchmacro" in field "publisher"; nothing inherited from it`,
+		`in.bib:14: warning: xdata reference inside field "editor" (biber's granular xdata=KEY-FIELD) is not resolved; the name is left out`,
+	}, msgs)
+
+	assert.JSONEq(t, `{"id":"c","type":"chapter","title":"A chapter","author":[{"family":"Coe","given":"Cy"}],"container-title":"A book",
+"issued":{"date-parts":[[1999]]},"collection-title":"LNCS","publisher":"Springer","publisher-place":"Berlin"}`,
+		string(res.recs[5].Item), "the crossref parent passes on its xdata fields")
+	assert.Empty(t, res.recs[5].Warnings)
+}
+
 // TestBibLaTeXKeys: biblatex's localisation keys (type = {patentus},
 // series = {newseries}), the language variant of langidopts, the entry
 // option useprefix, origyear, a chapter of one volume of a multi-volume

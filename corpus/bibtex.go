@@ -69,6 +69,15 @@ const readCheckEvery = 1000
 // records still come in file order. A crossref that names no entry of the
 // file gives the record a Warning (ErrCrossref).
 //
+// An entry with an xdata field (biblatex) takes the fields it lacks from
+// the @xdata entries of the same file that the field names, in the order
+// named, an @xdata entry's own xdata field resolved first (inheritXData);
+// xdata is resolved before crossref, so a crossref parent passes on what
+// it took. A name that is no @xdata entry of the file, a circular chain,
+// an @xdata entry that uses an undefined macro, and biber's granular
+// references inside a field (author = {xdata=key-author-1}) are not
+// inherited or resolved: each gives the record a Warning (ErrXData).
+//
 // Names (author, editor, translator, bookauthor, director) are split on
 // "and" outside braces (any case); each is "First von Last", "von Last,
 // First" or "von Last, Jr, First" (particles in dropping-particle, Jr in
@@ -118,7 +127,7 @@ func readBibTeX(ctx context.Context, data []byte, name string, shared Macros, co
 	p := bibParser{
 		ctx: ctx, data: data, name: name, emit: emit, onErr: onErr,
 		lnLine: 1, macros: map[string]string{}, shared: shared, conflicts: conflicts, badLines: bad,
-		crossref: crossrefFieldRe.Match(data),
+		crossref: inheritFieldRe.Match(data),
 	}
 	if err := p.parse(); err != nil {
 		return err
@@ -130,7 +139,7 @@ func readBibTeX(ctx context.Context, data []byte, name string, shared Macros, co
 // the bibliography tools, not a work: what each is.
 var nonReferenceTypes = map[string]string{
 	"set":            "a biblatex entry set (its members are read as entries of their own)",
-	"xdata":          "biblatex field data for other entries (xdata inheritance is not read)",
+	"xdata":          "biblatex field data for other entries (given to the entries whose xdata field names it)",
 	"ieeetranbstctl": "IEEEtran.bst's style options",
 	"control":        "a bibliography style's control entry (REVTeX)",
 }
@@ -179,13 +188,29 @@ type bibParser struct {
 	// entries are parsed (to find where they end) but not converted, and
 	// nothing is reported.
 	macrosOnly bool
-	// crossref: the file has crossref fields, so entries are kept
-	// (pending, by lower-cased key in keys) and turned into records when
-	// the whole file has been read (resolveCrossrefs).
+	// crossref: the file has crossref or xdata fields, so entries are
+	// kept (pending, by lower-cased key in keys; @xdata entries in xdata)
+	// and turned into records when the whole file has been read
+	// (resolveCrossrefs).
 	crossref bool
 	pending  []pendingEntry
 	keys     map[string]int
+	xdata    map[string]*xdataEntry
 }
+
+// xdataEntry is an @xdata entry kept for the entries that name it, and
+// how far its own xdata field is resolved.
+type xdataEntry struct {
+	e     bibEntry
+	state int        // xdataNew, xdataActive (being resolved) or xdataDone
+	warns []*Warning // from resolving its own xdata field, passed to its users
+}
+
+const (
+	xdataNew = iota
+	xdataActive
+	xdataDone
+)
 
 // pendingEntry is an entry kept until the end of its file, and the line
 // where it ends.
@@ -194,8 +219,8 @@ type pendingEntry struct {
 	end int
 }
 
-// crossrefFieldRe finds a crossref field anywhere in a file.
-var crossrefFieldRe = regexp.MustCompile(`(?i)\bcrossref\s*=`)
+// inheritFieldRe finds a crossref or xdata field anywhere in a file.
+var inheritFieldRe = regexp.MustCompile(`(?i)\b(crossref|xdata)\s*=`)
 
 // lineAt returns the 1-based line of data[off]. Offsets are mostly asked
 // in increasing order, so it counts newlines from the previous answer.
@@ -595,6 +620,9 @@ func (p *bibParser) finish() error {
 	}
 	e := &p.e
 	if what, ok := nonReferenceTypes[e.typ]; ok {
+		if e.typ == "xdata" && p.crossref {
+			p.keepXData(e)
+		}
 		p.report(e.line, fmt.Errorf("%w: @%s is %s; skipped", ErrNotReference, e.typ, what))
 		return nil
 	}
@@ -621,14 +649,122 @@ func (p *bibParser) finish() error {
 	if len(p.badLines) > 0 {
 		end = p.lineAt(p.pos)
 	}
-	return p.record(e, end, nil)
+	return p.record(e, end)
+}
+
+// keepXData keeps the @xdata entry e for the entries that name it (the
+// first of a repeated key).
+func (p *bibParser) keepXData(e *bibEntry) {
+	k := strings.ToLower(e.key)
+	if k == "" {
+		return
+	}
+	if p.xdata == nil {
+		p.xdata = map[string]*xdataEntry{}
+	}
+	if _, dup := p.xdata[k]; dup {
+		return
+	}
+	kept := *e
+	kept.fields = slices.Clone(e.fields)
+	kept.conflicts = slices.Clone(e.conflicts)
+	p.xdata[k] = &xdataEntry{e: kept}
+}
+
+// inheritXData adds to e the fields it lacks from the @xdata entries its
+// xdata field names, in order, each resolved first (recursively), and
+// returns the warnings: names that are no @xdata entry of the file,
+// circular chains, @xdata entries with an undefined macro (each not
+// inherited), and those of the @xdata entries e inherits from.
+func (p *bibParser) inheritXData(e *bibEntry) []*Warning {
+	var warns []*Warning
+	warn := func(line int, format string, args ...any) {
+		warns = append(warns, &Warning{File: p.name, Line: line, Err: fmt.Errorf("%w "+format, append([]any{ErrXData}, args...)...)})
+	}
+	for _, ref := range strings.Split(plainValue(e.get("xdata")), ",") {
+		ref = strings.TrimSpace(ref)
+		if ref == "" {
+			continue
+		}
+		x, ok := p.xdata[strings.ToLower(ref)]
+		if !ok {
+			if j, other := p.keys[strings.ToLower(ref)]; other {
+				o := &p.pending[j].e
+				warn(e.line, "%q names the @%s entry of line %d, not an @xdata entry; nothing inherited from it", ref, o.typ, o.line)
+			} else {
+				warn(e.line, "%q: no @xdata entry with that key in this file; nothing inherited from it", ref)
+			}
+			continue
+		}
+		switch x.state {
+		case xdataActive:
+			warn(e.line, "%q is circular (the @xdata entry of line %d names, through its xdata field, the entry that names it); nothing inherited from it again", ref, x.e.line)
+			continue
+		case xdataNew:
+			x.state = xdataActive
+			x.warns = p.inheritXData(&x.e)
+			x.state = xdataDone
+		}
+		for _, w := range x.warns {
+			if !slices.Contains(warns, w) {
+				warns = append(warns, w)
+			}
+		}
+		if x.e.undefined != "" {
+			warn(e.line, "%q: the @xdata entry of line %d uses the undefined @string macro %q in field %q; nothing inherited from it", ref, x.e.line, x.e.undefined, x.e.undefIn)
+			continue
+		}
+		for _, f := range x.e.fields {
+			if f.name != "xdata" && !e.hasField(f.name) {
+				e.fields = append(e.fields, f)
+			}
+		}
+		for _, c := range x.e.conflicts {
+			if !slices.Contains(e.conflicts, c) {
+				e.conflicts = append(e.conflicts, c)
+			}
+		}
+	}
+	return warns
+}
+
+// bibNameFields are the fields the conversion reads as name lists.
+var bibNameFields = map[string]bool{"author": true, "bookauthor": true, "editor": true, "translator": true, "director": true}
+
+// granularXData warns of biber's granular xdata references in e's fields
+// (author = {Smith, Jo and xdata=key-author-2}): not resolved, such a name
+// is left out (it reads as biblatex's extended name form without a
+// family or given name) and any other field is read as written.
+func (p *bibParser) granularXData(e *bibEntry) []*Warning {
+	var warns []*Warning
+	for _, f := range e.fields {
+		if f.name == "xdata" || !strings.Contains(strings.ToLower(f.val), "xdata=") {
+			continue
+		}
+		what := "the field is read as written"
+		if bibNameFields[f.name] {
+			what = "the name is left out"
+		}
+		warns = append(warns, &Warning{File: p.name, Line: e.line, Err: fmt.Errorf(
+			"%w reference inside field %q (biber's granular xdata=KEY-FIELD) is not resolved; %s", ErrXData, f.name, what)})
+	}
+	return warns
 }
 
 // resolveCrossrefs gives each kept entry the fields it inherits from the
-// entry its crossref names (inheritCrossref) and emits the records in
+// @xdata entries its xdata field names (inheritXData), then from the
+// entry its crossref names (inheritCrossref), and emits the records in
 // file order. An entry whose crossref names no entry of the file is kept
 // with its own fields and a Warning (ErrCrossref).
 func (p *bibParser) resolveCrossrefs() error {
+	warns := make([][]*Warning, len(p.pending))
+	for i := range p.pending {
+		e := &p.pending[i].e
+		if e.hasField("xdata") {
+			warns[i] = p.inheritXData(e)
+		}
+		warns[i] = append(warns[i], p.granularXData(e)...)
+	}
 	for i := range p.pending {
 		pe := &p.pending[i]
 		var warn *Warning
@@ -645,17 +781,20 @@ func (p *bibParser) resolveCrossrefs() error {
 					Err: fmt.Errorf("%w %q: no entry with that key in this file; the entry keeps its own fields only", ErrCrossref, ref)}
 			}
 		}
-		if err := p.record(&pe.e, pe.end, warn); err != nil {
+		if warn != nil {
+			warns[i] = append(warns[i], warn)
+		}
+		if err := p.record(&pe.e, pe.end, warns[i]...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// record turns entry e into a record and emits it with warn (if not nil)
-// among its warnings, or reports why it cannot; end is the line where e
-// ends (needed only when lines with invalid UTF-8 remain).
-func (p *bibParser) record(e *bibEntry, end int, warn *Warning) error {
+// record turns entry e into a record and emits it with warns among its
+// warnings, or reports why it cannot; end is the line where e ends
+// (needed only when lines with invalid UTF-8 remain).
+func (p *bibParser) record(e *bibEntry, end int, warns ...*Warning) error {
 	p.itemBuf = e.csl(p.itemBuf)
 	item := bytes.Clone(p.itemBuf)
 	paper, err := PaperFromItem(item)
@@ -675,9 +814,7 @@ func (p *bibParser) record(e *bibEntry, end int, warn *Warning) error {
 	for len(p.badLines) > 0 && p.badLines[0] < e.line {
 		p.badLines = p.badLines[1:] // in text between entries: nothing of it is stored
 	}
-	if warn != nil {
-		rec.Warnings = append(rec.Warnings, warn)
-	}
+	rec.Warnings = append(rec.Warnings, warns...)
 	for _, name := range e.conflicts {
 		rec.Warnings = append(rec.Warnings, &Warning{File: p.name, Line: e.line,
 			Err: fmt.Errorf("%w %s", ErrMacroConflict, p.conflicts[name])})

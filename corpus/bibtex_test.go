@@ -574,6 +574,7 @@ func FuzzReadBibTeX(f *testing.F) {
 	}
 	f.Add([]byte("@string{a = b # {c}} @article(k, title = a # \"{\\\"o}\" # 1, author = {{x} and y, z, w, v})"))
 	f.Add([]byte("@article{k, title = {$\\frac{\\'{\\i}}{\\enquote{x}$ \\\" \\^{} --- ``''}}"))
+	f.Add([]byte("@xdata{x, xdata = {y}, year = 1}\n@xdata{y, xdata={x,k}, publisher = p}\n@book{k, title = {T}, xdata = {X, z}, crossref = {k2}, author = {xdata=x-author-1}}\n@book{k2, title={U}, xdata={x}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1
 		err := corpus.ReadBibTeX(context.Background(), bytes.NewReader(data), "fuzz.bib", func(r corpus.Record) error {
@@ -582,6 +583,11 @@ func FuzzReadBibTeX(f *testing.F) {
 			}
 			if r.Paper.Title == "" || r.Paper.ID == "" {
 				t.Errorf("record without title or ID: %+v", r)
+			}
+			for _, w := range r.Warnings {
+				if w.Line < 1 || w.Line > lines {
+					t.Errorf("warning line %d outside 1..%d: %v", w.Line, lines, w)
+				}
 			}
 			return nil
 		}, func(pe *corpus.ParseError) {

@@ -54,6 +54,11 @@ var (
 	// ErrCrossref means a BibTeX entry's crossref names no entry of its
 	// file; the entry is stored with its own fields only.
 	ErrCrossref = errors.New("crossref")
+	// ErrXData means a BibTeX entry's xdata field names no @xdata entry
+	// of its file (or a circular chain of them, or one with an undefined
+	// macro), or a field holds biber's granular xdata reference: the entry
+	// is stored with the fields it could inherit.
+	ErrXData = errors.New("xdata")
 	// ErrDuplicateKey means a record's key already names another paper;
 	// the key keeps naming that one (see KeyConflict).
 	ErrDuplicateKey = errors.New("duplicate key")

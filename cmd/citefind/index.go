@@ -48,7 +48,9 @@ FILE:LINE: warning: cause: invalid UTF-8 (replaced by U+FFFD), a DOI that is
 not valid, a key that cannot be used in [[cite:KEY]] as written, a key that
 already names another paper (with the FILE:LINE of both). Entries that are
 no reference (biblatex's @set and @xdata, @IEEEtranBSTCTL, REVTeX's
-@control) are skipped with a warning, not as errors. A PATH that does not
+@control) are skipped with a warning, not as errors; the fields of an
+@xdata entry go to the entries of its file whose xdata field names it, and
+an xdata or crossref key that names no entry of the file is a warning. A PATH that does not
 exist is an error before anything is created; a folder without supported files
 is a warning. The run ends with a summary and exits with status 1 when anything
 was skipped or a folder held no supported file, unless --keep-going.
