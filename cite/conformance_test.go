@@ -394,6 +394,28 @@ type knownDiff struct {
 	Norm func(style, s string) string
 }
 
+const (
+	sideBoth = iota
+	sidePandoc
+	sideCitefind
+)
+
+// oneSided are the known differences whose Norm applies to one rendering
+// only: a difference with a direction, such as a period moved into a
+// closing quote by pandoc in one case and by citeproc-js in another.
+var oneSided = map[string]int{"pandoc-title-link": sidePandoc, "punctuation-in-quote-in-data": sideCitefind}
+
+// side returns on which renderings k applies (sideBoth, sidePandoc, sideCitefind).
+func (k knownDiff) side() int { return oneSided[k.Name] }
+
+// norm applies k to s, the pandoc rendering when pandoc is set.
+func (k knownDiff) norm(style, s string, pandoc bool) string {
+	if sd := k.side(); sd == sidePandoc && !pandoc || sd == sideCitefind && pandoc {
+		return s
+	}
+	return k.Norm(style, s)
+}
+
 var (
 	entryLinkRe = regexp.MustCompile(`^(\[\d+\]|\d+\.)(\S)`)
 	cjkPeriodRe = regexp.MustCompile(`([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+)\.`)
@@ -471,7 +493,7 @@ var (
 	literalParenRe = regexp.MustCompile(`\. \(([\p{Ll} ]+)\)\.$`)
 	literalTailRe  = regexp.MustCompile(`, ([\p{Ll} ]+)\.$`)
 	// initialsHyphenRe: initials joined by a hyphen ("Essiambre R-J").
-	initialsHyphenRe = regexp.MustCompile(`\b(\p{Lu})-(\p{Lu})\b`)
+	initialsHyphenRe = regexp.MustCompile(`\b(\p{Lu})-(\p{Lu}+)\b`)
 	// yearSuffixRe: a year with its disambiguating letter ("1991e").
 	yearSuffixRe = regexp.MustCompile(`\b(\d{4})[a-z]\b`)
 	// repeatedVolumeRe: APA's parenthetical with a volume, later followed
@@ -480,9 +502,84 @@ var (
 	// numberPartCapRe: a capitalised word after a number and a comma, in
 	// a number variable such as edition ("Release 3.0., Personal").
 	numberPartCapRe = regexp.MustCompile(`(\d\.?, )(\p{Lu})(\p{Ll}+)`)
+	// noDateSuffixRe: the "no date" term with a year suffix ("n.d.b").
+	noDateSuffixRe = regexp.MustCompile(`\bn\.d\.[a-z]{1,2}\b\.?`)
+	// apaDottedVolumeRe: APA's parenthetical volume of a dotted number
+	// ("(Vol. 2.2)", "(Vol. 2.2, pp. 292–302)"), which citeproc-js prints
+	// after the title (": Vol. 2.2", ": Vol. 2.2 (pp. 292–302)");
+	// mlaDottedVolumeRe MLA's volume, which citeproc-js leaves out;
+	// chicagoDottedNumberRe a collection number after the series, which
+	// citeproc-js prints after a comma.
+	apaDottedVolumeRe     = regexp.MustCompile(`\s\(Vol\. (\d+(?:\.\d+)+)(?:, ([^)]*))?\)`)
+	mlaDottedVolumeRe     = regexp.MustCompile(`\bVol\. \d+(?:\.\d+)+, `)
+	chicagoDottedNumberRe = regexp.MustCompile(`(\pL), (\d+(?:\.\d+)+)([.,])`)
+	// pluralListLabelRe: a plural volume label before a list of two
+	// numbers, roman or arabic ("Vols. IV, 1", "vols IV, 1").
+	pluralListLabelRe = regexp.MustCompile(`\b([Vv])ols\.? ([IVXLCDM\d]+, \d+)`)
+	// editionRe: an edition as the styles print it ("2nd ed.", "2nd edn").
+	editionRe = regexp.MustCompile(`\d+(?:st|nd|rd|th) edn?\.?`)
+	// periodInDataQuoteRe: a period after the closing quote of a
+	// quotation within a title, before the title goes on ("eruditio’. La").
+	periodInDataQuoteRe = regexp.MustCompile(`([”’])\. (\p{Lu})`)
+	// mlaInitialsHyphenRe: hyphenated initials in MLA ("J.-B. E. M.").
+	mlaInitialsHyphenRe = regexp.MustCompile(`\b(\p{Lu})\.-(\p{Lu})\.`)
+	// volumesLabelRe: harvard-cite-them-right's number of volumes with the
+	// label of the empty volume variable ("(2 vol)").
+	volumesLabelRe = regexp.MustCompile(`\((\d+) vol\)`)
+	// rangeEndAffixRe: the end of a year range with another date's prefix
+	// ("1891–Accessed: 1893") or the date's own affixes ("1891–(1893))").
+	rangeEndAffixRe = regexp.MustCompile(`(\d{4})–(?:Accessed: (\d{4})|\((\d{4})\))`)
 )
 
+// dropRepeatedEdition removes the second of two equal editions in s with
+// what joins it to the text before ("(1989). (2nd ed.)." → "(1989).",
+// "(1989) 2nd edn." → "(1989).", "1989., 2nd ed." → "1989."); a final
+// period of the edition is not compared ("2nd ed" and "2nd ed.").
+func dropRepeatedEdition(s string) string {
+	locs := editionRe.FindAllStringIndex(s, -1)
+	first := func(i int) string { return strings.TrimSuffix(s[locs[i][0]:locs[i][1]], ".") }
+	for i := 1; i < len(locs); i++ {
+		if first(i) != first(0) {
+			continue
+		}
+		start, end := locs[i][0], locs[i][1]
+		if strings.HasSuffix(s[:start], " (") && strings.HasPrefix(s[end:], ")") {
+			start, end = start-2, end+1 // APA: " (2nd ed.)"
+			if strings.HasSuffix(s[:start], ".") && strings.HasPrefix(s[end:], ".") {
+				end++
+			}
+			return s[:start] + s[end:]
+		}
+		end = locs[i][0] + len(first(i)) // the period ends the sentence
+		switch {
+		case strings.HasSuffix(s[:start], ", "):
+			start -= 2
+		case strings.HasSuffix(s[:start], " "):
+			start--
+		default:
+			continue
+		}
+		if strings.HasSuffix(s[:start], ".") && strings.HasPrefix(s[end:], ".") {
+			end++ // "1989., 2nd ed." keeps one period
+		}
+		return s[:start] + s[end:]
+	}
+	return s
+}
+
 var knownDiffs = []knownDiff{
+	// First: later rules (page-range-abbreviation) rewrite a year range.
+	{"date-range-affixes", func(_, s string) string { return rangeEndAffixRe.ReplaceAllString(s, "$1–$2$3") }},
+	// Before rules that rewrite the text around them (markup-in-note's
+	// "”.", given-names-expanded's names before ", and").
+	{"punctuation-in-quote-in-data", func(_, s string) string { return periodInDataQuoteRe.ReplaceAllString(s, ".$1 $2") }},
+	{"delimiter-before-literal-name", func(style, s string) string {
+		if style == "harvard-cite-them-right" || style == "nature" {
+			// delimiter-precedes-last="never": only literal names get the comma.
+			s = strings.NewReplacer(", and ", " and ", ", & ", " & ").Replace(s)
+		}
+		return strings.ReplaceAll(s, "., & the ", ". & the ")
+	}},
 	{"unknown-pages", func(_, s string) string {
 		s = unknownPagesRe.ReplaceAllStringFunc(s, func(r string) string {
 			m := unknownPagesRe.FindStringSubmatch(r)
@@ -499,7 +596,23 @@ var knownDiffs = []knownDiff{
 		return strings.NewReplacer("[Online]. ", "", "[Online] ", "").Replace(s)
 	}},
 	{"locale-term-preprint", func(_, s string) string { return strings.ReplaceAll(s, "Preprint at ", "at ") }},
-	{"is-numeric-dotted-number", func(_, s string) string { return dottedNumRe.ReplaceAllString(s, "$1") }},
+	{"is-numeric-dotted-number", func(style, s string) string {
+		switch style {
+		case "apa":
+			s = apaDottedVolumeRe.ReplaceAllStringFunc(s, func(m string) string {
+				sm := apaDottedVolumeRe.FindStringSubmatch(m)
+				if sm[2] != "" {
+					return ": Vol. " + sm[1] + " (" + sm[2] + ")"
+				}
+				return ": Vol. " + sm[1]
+			})
+		case "modern-language-association":
+			s = mlaDottedVolumeRe.ReplaceAllString(s, "")
+		case "chicago-author-date":
+			s = chicagoDottedNumberRe.ReplaceAllString(s, "$1 $2$3")
+		}
+		return dottedNumRe.ReplaceAllString(s, "$1")
+	}},
 	{"bibliography-added-names", func(style, s string) string {
 		if style != "modern-language-association" {
 			return s
@@ -582,7 +695,6 @@ var knownDiffs = []knownDiff{
 	{"markup-in-note", func(_, s string) string {
 		return strings.NewReplacer("<i>", "", "</i>", "", "<b>", "", "</b>", "", "”.", "”").Replace(s)
 	}},
-	{"delimiter-before-literal-name", func(_, s string) string { return strings.ReplaceAll(s, "., & the ", ". & the ") }},
 	{"literal-date-parts", func(_, s string) string {
 		s = literalParenRe.ReplaceAllString(s, ". $1.")
 		if m := literalTailRe.FindStringSubmatchIndex(s); m != nil && strings.Contains(s[:m[0]], ". "+s[m[2]:m[3]]+". ") {
@@ -592,6 +704,7 @@ var knownDiffs = []knownDiff{
 	}},
 	{"year-suffix-date-precision", func(_, s string) string { return yearSuffixRe.ReplaceAllString(s, "$1") }},
 	{"substituted-number-repeated", func(_, s string) string {
+		s = dropRepeatedEdition(s)
 		m := repeatedVolumeRe.FindStringSubmatchIndex(s)
 		if m == nil || s[m[2]:m[3]] != s[m[6]:m[7]] {
 			return s
@@ -603,6 +716,20 @@ var knownDiffs = []knownDiff{
 			m := numberPartCapRe.FindStringSubmatch(w)
 			return m[1] + strings.ToLower(m[2]) + m[3]
 		})
+	}},
+	{"no-date-year-suffix", func(_, s string) string { return noDateSuffixRe.ReplaceAllString(s, "n.d.") }},
+	{"label-plural-list", func(_, s string) string { return pluralListLabelRe.ReplaceAllString(s, "${1}ol. $2") }},
+	{"initials-hyphen-initialize-false", func(style, s string) string {
+		if style != "modern-language-association" {
+			return s
+		}
+		return mlaInitialsHyphenRe.ReplaceAllString(s, "$1. $2.")
+	}},
+	{"label-of-empty-variable", func(style, s string) string {
+		if style != "harvard-cite-them-right" {
+			return s
+		}
+		return volumesLabelRe.ReplaceAllString(s, "($1)")
 	}},
 	{"numbering-empty-sort-keys", func(style, s string) string {
 		if style != "acm-sig-proceedings" {
@@ -646,12 +773,24 @@ func upperDigits(s string) string {
 // explain returns the known differences that make p and c equal, or nil.
 // It applies, in order, every Norm that rewrites either text, then keeps
 // only the ones the equality needs: a Norm that rewrites both texts alike
-// (a stop word in both titles, "Jr." on both sides) is not reported.
+// (a stop word in both titles, "Jr." on both sides) is not reported. When
+// that fails, it tries again without the one-sided Norms (which could
+// have rewritten text the two renderings share).
 func explain(style, p, c string) []string {
+	if names := explainWith(style, p, c, true); names != nil {
+		return names
+	}
+	return explainWith(style, p, c, false)
+}
+
+func explainWith(style, p, c string, withOneSided bool) []string {
 	var used []int
 	p2, c2 := p, c
 	for i, k := range knownDiffs {
-		np, nc := k.Norm(style, p2), k.Norm(style, c2)
+		if k.side() != sideBoth && !withOneSided {
+			continue
+		}
+		np, nc := k.norm(style, p2, true), k.norm(style, c2, false)
 		if np != p2 || nc != c2 {
 			used = append(used, i)
 			p2, c2 = np, nc
@@ -665,7 +804,7 @@ func explain(style, p, c string) []string {
 	}
 	for j := 0; j < len(used); {
 		rest := append(append([]int(nil), used[:j]...), used[j+1:]...)
-		if applyNorms(style, p, rest) == applyNorms(style, c, rest) {
+		if applyNorms(style, p, rest, true) == applyNorms(style, c, rest, false) {
 			used = rest
 		} else {
 			j++
@@ -678,10 +817,11 @@ func explain(style, p, c string) []string {
 	return names
 }
 
-// applyNorms applies the knownDiffs at the indexes idx, in order.
-func applyNorms(style, s string, idx []int) string {
+// applyNorms applies the knownDiffs at the indexes idx, in order, to s,
+// the pandoc rendering when pandoc is set.
+func applyNorms(style, s string, idx []int, pandoc bool) string {
 	for _, i := range idx {
-		s = knownDiffs[i].Norm(style, s)
+		s = knownDiffs[i].norm(style, s, pandoc)
 	}
 	return s
 }

@@ -63,6 +63,26 @@ func TestKnownDiffs(t *testing.T) {
 		{"substituted-number-repeated", "apa", "Some title (Vol. 30, Issue 1, pp. 1–202). (1989). (Vol. 30).", "Some title (Vol. 30, Issue 1, pp. 1–202). (1989)."},
 		{"number-variable-capitalize-parts", "modern-language-association", "MicroPro. WordStar 2000 Plus. Release 3.0., personal, MicroPro, 1987.", "MicroPro. WordStar 2000 Plus. Release 3.0., Personal, MicroPro, 1987."},
 		{"numbering-empty-sort-keys", "acm-sig-proceedings", "[12] 2015. US 3571574. 2015.", "[218] 2015. US 3571574. 2015."},
+		// Found on TeX Live's bibtex-extra examples (held out), 2026-11-28.
+		{"no-date-year-suffix", "chicago-author-date", "———. n.d.b. Epistulae Rusticae.", "———. n.d. Epistulae Rusticae."},
+		{"no-date-year-suffix", "elsevier-harvard", "Aristophanes, n.d.a. Acharnenses.", "Aristophanes, n.d. Acharnenses."},
+		{"is-numeric-dotted-number", "apa", "Bonnet, M. (Ed.). (1903c). Acta barnabae. In Acta apostolorum apocrypha (Vol. 2.2, pp. 292–302). Hermann Mendelssohn.", "Bonnet, M. (Ed.). (1903c). Acta barnabae. In Acta apostolorum apocrypha: Vol. 2.2 (pp. 292–302). Hermann Mendelssohn."},
+		{"is-numeric-dotted-number", "apa", "Bonnet, M. (Ed.). (1903). Acta apostolorum apocrypha (Vol. 2.2). Hermann Mendelssohn.", "Bonnet, M. (Ed.). (1903). Acta apostolorum apocrypha: Vol. 2.2. Hermann Mendelssohn."},
+		{"is-numeric-dotted-number", "modern-language-association", "Bonnet, Maximilien, editor. Acta Apostolorum Apocrypha. Vol. 2.2, Hermann Mendelssohn, 1903.", "Bonnet, Maximilien, editor. Acta Apostolorum Apocrypha. Hermann Mendelssohn, 1903."},
+		{"is-numeric-dotted-number", "chicago-author-date", "Alexandre de Chypre. n.d. De Venerandae Crucis. Patrologia Graeca 87.3.", "Alexandre de Chypre. n.d. De Venerandae Crucis. Patrologia Graeca, 87.3."},
+		{"label-plural-list", "apa", "Augustin. (1962). De doctrina christiana. In Aurelii Augustini opera: Vols. IV, 1. Brepols.", "Augustin. (1962). De doctrina christiana. In Aurelii Augustini opera: Vol. IV, 1. Brepols."},
+		{"label-plural-list", "nature", "92. Augustin. De doctrina christiana. in Aurelii augustini opera (eds. Daur, K.-D. & Martin, J.) vols IV, 1 (Brepols, 1962).", "92. Augustin. De doctrina christiana. in Aurelii augustini opera (eds. Daur, K.-D. & Martin, J.) vol. IV, 1 (Brepols, 1962)."},
+		{"substituted-number-repeated", "apa", "Oxford English dictionary (2nd ed.). (1989). (2nd ed.). Oxford University Press.", "Oxford English dictionary (2nd ed.). (1989). Oxford University Press."},
+		{"substituted-number-repeated", "harvard-cite-them-right", "Oxford English dictionary. 2nd edn (1989) 2nd edn. Oxford: Oxford University Press.", "Oxford English dictionary. 2nd edn (1989). Oxford: Oxford University Press."},
+		{"punctuation-in-quote-in-data", "apa", "Chiesa, P. (2008). “Non tibi proderit hec eruditio.” La versione latina. In Suave mari magno. Forum.", "Chiesa, P. (2008). “Non tibi proderit hec eruditio”. La versione latina. In Suave mari magno. Forum."},
+		{"punctuation-in-quote-in-data", "ieee", "[10] P. Chiesa, “‘Non tibi proderit hec eruditio.’ La versione latina,” in Suave mari magno, Forum, 2008.", "[10] P. Chiesa, “‘Non tibi proderit hec eruditio’. La versione latina,” in Suave mari magno, Forum, 2008."},
+		{"initials-hyphen-initialize-false", "modern-language-association", "Steenkamp, J.-B. E. M. “Dynamics.” Agricultural Marketing, Kluwer, 1997.", "Steenkamp, J. B. E. M. “Dynamics.” Agricultural Marketing, Kluwer, 1997."},
+		{"initials-hyphen", "vancouver", "7. Steenkamp J-BEM. Dynamics. In: Agricultural marketing. Kluwer; 1997.", "7. Steenkamp JBEM. Dynamics. In: Agricultural marketing. Kluwer; 1997."},
+		{"label-of-empty-variable", "harvard-cite-them-right", "Malamut, É. (1988) Les îles (2). Sorbonne.", "Malamut, É. (1988) Les îles (2 vol). Sorbonne."},
+		{"delimiter-before-literal-name", "harvard-cite-them-right", "Swanson, Ellen, O’Sean, Arlene and Schleyer, Antoinette (1999) Mathematics into type. AMS.", "Swanson, Ellen, O’Sean, Arlene, and Schleyer, Antoinette (1999) Mathematics into type. AMS."},
+		{"delimiter-before-literal-name", "nature", "6. Swanson, Ellen, O’Sean, Arlene & Schleyer, Antoinette. Mathematics into type. (AMS, 1999).", "6. Swanson, Ellen, O’Sean, Arlene, & Schleyer, Antoinette. Mathematics into type. (AMS, 1999)."},
+		{"date-range-affixes", "acm-sig-proceedings", "[5] Cohn, L. 1891–1893. Zur Ueberlieferung. Philologus.", "[5] Cohn, L. 1891–Accessed: 1893. Zur Ueberlieferung. Philologus."},
+		{"date-range-affixes", "nature", "8. Cohn, L. Zur Ueberlieferung. Philologus 224–267 (1891–1893).", "8. Cohn, L. Zur Ueberlieferung. Philologus 224–267 (1891–(1893))."},
 	}
 	named := map[string]bool{}
 	for _, c := range cases {
