@@ -163,7 +163,7 @@ func TestBibTeXCrossref(t *testing.T) {
 // TestBibLaTeXXData: biblatex's @xdata entries give their fields to the
 // entries whose xdata field names them (before or after them, through
 // chains of @xdata entries, the entry's own fields first, a crossref
-// parent passing on what it took), as biber and pandoc do; what cannot be
+// parent passing on what it took), as pandoc does; what cannot be
 // inherited (a missing or non-@xdata key, a circular chain, an @xdata
 // entry with an undefined macro, a granular reference) is a warning
 // naming the line, and the entry keeps the rest.
