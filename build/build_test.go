@@ -111,7 +111,7 @@ func TestEnsureWarnings(t *testing.T) {
 	want := []string{
 		empty + ": warning: no supported files in this folder",
 		notes + ": warning: no supported files in this folder",
-		a + ":3: warning: invalid UTF-8 replaced by U+FFFD",
+		a + ":3: warning: not UTF-8: read as Latin-1 (Windows-1252)",
 		a + `:4: warning: invalid DOI "10.1145/12 34"`,
 		a + `:5: warning: key "odd|key": it has characters that cannot appear in an ID; use it as "odd%7ckey"`,
 		a + `:6: warning: invalid arXiv id "2101.1"`,
@@ -126,7 +126,7 @@ func TestEnsureWarnings(t *testing.T) {
 		require.ErrorAs(t, w, &cw)
 	}
 	assert.ErrorIs(t, rep.Ingest.Warnings[0], build.ErrNoInput)
-	assert.ErrorIs(t, rep.Ingest.Warnings[2], corpus.ErrInvalidUTF8)
+	assert.ErrorIs(t, rep.Ingest.Warnings[2], corpus.ErrLatin1)
 	assert.ErrorIs(t, rep.Ingest.Warnings[3], corpus.ErrInvalidDOI)
 	assert.ErrorIs(t, rep.Ingest.Warnings[4], corpus.ErrUnsafeKey)
 	assert.ErrorIs(t, rep.Ingest.Warnings[5], corpus.ErrInvalidArXiv)

@@ -109,6 +109,12 @@ var crossrefNotInherited = map[string]bool{
 // periodical's title becomes its journaltitle. Fields in
 // crossrefNotInherited are never taken.
 func inheritCrossref(child, parent *bibEntry) {
+	get := func(name string) string { // a field that used an undefined macro is not inherited
+		if slices.Contains(parent.undefFields, name) {
+			return ""
+		}
+		return parent.get(name)
+	}
 	add := func(name, val string) {
 		if val != "" && !child.hasField(name) {
 			child.fields = append(child.fields, bibField{name, val})
@@ -117,17 +123,17 @@ func inheritCrossref(child, parent *bibEntry) {
 	switch child.typ {
 	case "inbook", "incollection", "inproceedings", "conference", "inreference", "bookinbook", "suppbook", "suppcollection":
 		for _, m := range crossrefTitleTo {
-			add(m[1], parent.get(m[0]))
+			add(m[1], get(m[0]))
 		}
 		if child.typ == "inbook" || child.typ == "bookinbook" || child.typ == "suppbook" {
-			add("bookauthor", parent.get("author"))
+			add("bookauthor", get("author"))
 		}
 	case "article", "suppperiodical":
-		add("journaltitle", parent.get("title"))
-		add("journalsubtitle", parent.get("subtitle"))
+		add("journaltitle", get("title"))
+		add("journalsubtitle", get("subtitle"))
 	}
 	for _, f := range parent.fields {
-		if crossrefNotInherited[f.name] {
+		if crossrefNotInherited[f.name] || slices.Contains(parent.undefFields, f.name) {
 			continue
 		}
 		add(f.name, f.val)

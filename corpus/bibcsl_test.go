@@ -160,6 +160,44 @@ func TestBibTeXCrossref(t *testing.T) {
 	assert.Contains(t, res.recs[4].Warnings[0].Error(), `crossref "missing": no entry with that key in this file`)
 }
 
+// TestBibTeXCrossrefCascade: a parent that has a crossref itself takes
+// its parent's fields before its child takes them (biblatex's cascading
+// crossref, as biber and pandoc read it; classic BibTeX does not cascade),
+// wherever the entries stand; a chain that leads back is a warning.
+func TestBibTeXCrossrefCascade(t *testing.T) {
+	res := readBib(t, `@inbook{child, title = {Passio}, pages = {51-54}, crossref = {mid}}
+@incollection{mid, author = {Paolo Chiesa}, title = {La versione latina}, pages = {41-54}, crossref = {top}}
+@collection{top, title = {Suave mari magno}, editor = {Claudio Griggio}, publisher = {Forum}, location = {Udine}, year = {2008}}
+@book{loop1, title = {One}, crossref = {loop2}}
+@book{loop2, title = {Two}, crossref = {loop1}, publisher = {P}}
+@book{vol, title = {Roma}, volume = {1}, crossref = {mv}}
+@mvbook{mv, title = {Epigrafia}, publisher = EQ, location = {Rome}, series = {Vetera}, volumes = {7}}
+`)
+	require.Len(t, res.errs, 1, "the parent with an undefined macro is an error")
+	assert.ErrorIs(t, res.errs[0], corpus.ErrUndefinedMacro)
+	assert.Equal(t, 7, res.errs[0].Line)
+	require.Len(t, res.recs, 6, "and is not stored")
+	assert.JSONEq(t, `{"id":"vol","type":"book","title":"Roma","volume":"1","publisher-place":"Rome","collection-title":"Vetera","number-of-volumes":"7"}`,
+		string(res.recs[5].Item), "its other fields are inherited")
+	require.Len(t, res.recs[5].Warnings, 1)
+	assert.Equal(t, `in.bib:6: warning: crossref "mv": the entry of line 7 is not stored (it uses the undefined @string macro "eq" in field "publisher"); this entry takes its other fields`,
+		res.recs[5].Warnings[0].Error())
+	assert.JSONEq(t, `{"id":"child","type":"chapter","title":"Passio","container-title":"La versione latina",
+"container-author":[{"family":"Chiesa","given":"Paolo"}],"author":[{"family":"Chiesa","given":"Paolo"}],
+"editor":[{"family":"Griggio","given":"Claudio"}],"issued":{"date-parts":[[2008]]},"page":"51-54","publisher":"Forum","publisher-place":"Udine"}`,
+		string(res.recs[0].Item), "the grandparent's editor, publisher, place and year")
+	assert.Empty(t, res.recs[0].Warnings)
+	assert.JSONEq(t, `{"id":"mid","type":"chapter","title":"La versione latina","container-title":"Suave mari magno",
+"author":[{"family":"Chiesa","given":"Paolo"}],"editor":[{"family":"Griggio","given":"Claudio"}],
+"issued":{"date-parts":[[2008]]},"page":"41-54","publisher":"Forum","publisher-place":"Udine"}`, string(res.recs[1].Item))
+	assert.JSONEq(t, `{"id":"loop1","type":"book","title":"One","publisher":"P"}`, string(res.recs[3].Item))
+	assert.Empty(t, res.recs[3].Warnings)
+	require.Len(t, res.recs[4].Warnings, 1)
+	assert.ErrorIs(t, res.recs[4].Warnings[0], corpus.ErrCrossref)
+	assert.Equal(t, `in.bib:5: warning: crossref "loop1" is circular (the entry of line 4 leads back to this one through crossref); nothing inherited from it`,
+		res.recs[4].Warnings[0].Error())
+}
+
 // TestBibLaTeXXData: biblatex's @xdata entries give their fields to the
 // entries whose xdata field names them (before or after them, through
 // chains of @xdata entries, the entry's own fields first, a crossref
@@ -180,7 +218,7 @@ func TestBibLaTeXXData(t *testing.T) {
 @xdata{loop1, xdata = {loop2}, note = {one}}
 @xdata{loop2, xdata = {loop1}, edition = {2}}
 @book{b4, author = {Loe, Al}, title = {Fourth}, xdata = {loop1}}
-@xdata{undef, publisher = nosuchmacro}
+@xdata{undef, publisher = nosuchmacro, location = {Rome}}
 @book{b5, author = {Zoe, Bo}, title = {Fifth}, xdata = {undef}, editor = {Smith, Ann and xdata=pub-editor-1}}
 @incollection{c, author = {Coe, Cy}, title = {A Chapter}, crossref = {b1}}
 `)
@@ -212,14 +250,14 @@ func TestBibLaTeXXData(t *testing.T) {
 	assert.Contains(t, res.recs[3].Warnings[0].Error(), `in.bib:11: warning: xdata "loop1" is circular (the @xdata entry of line 10`)
 
 	assert.JSONEq(t, `{"id":"b5","type":"book","title":"Fifth","author":[{"family":"Zoe","given":"Bo"}],
-"editor":[{"family":"Smith","given":"Ann"}]}`, string(res.recs[4].Item))
+"editor":[{"family":"Smith","given":"Ann"}],"publisher-place":"Rome"}`, string(res.recs[4].Item), "the @xdata entry's good fields")
 	var msgs []string
 	for _, w := range res.recs[4].Warnings {
 		assert.ErrorIs(t, w, corpus.ErrXData)
 		msgs = append(msgs, w.Error())
 	}
 	assert.Equal(t, []string{
-		`in.bib:14: warning: xdata "undef": the @xdata entry of line 13 uses the undefined @string macro "nosuchmacro" in field "publisher"; nothing inherited from it`,
+		`in.bib:14: warning: xdata "undef": the @xdata entry of line 13 uses the undefined @string macro "nosuchmacro" in field "publisher"; its other fields are inherited`,
 		`in.bib:14: warning: xdata reference inside field "editor" (biber's granular xdata=KEY-FIELD) is not resolved; the name is left out`,
 	}, msgs)
 

@@ -24,6 +24,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
 )
 
 // readCheckEvery is how many records a reader handles between two checks of
@@ -65,18 +67,23 @@ const readCheckEvery = 1000
 //
 // An entry with a crossref field inherits the fields of the entry of the
 // same file that it names, before or after it (inheritCrossref: BibTeX's
-// and biblatex's data inheritance, the parent's DOI and URL excepted); the
-// records still come in file order. A crossref that names no entry of the
-// file gives the record a Warning (ErrCrossref).
+// and biblatex's data inheritance, the parent's DOI and URL excepted); a
+// parent with a crossref of its own takes its parent's fields first
+// (biblatex's cascading crossref). The records still come in file order.
+// A crossref that names no entry of the file, the entry itself or a chain
+// leading back gives the record a Warning (ErrCrossref); a parent that
+// uses an undefined macro is an error, not stored, but its children take
+// its other fields, with a Warning.
 //
 // An entry with an xdata field (biblatex) takes the fields it lacks from
 // the @xdata entries of the same file that the field names, in the order
 // named, an @xdata entry's own xdata field resolved first (inheritXData);
 // xdata is resolved before crossref, so a crossref parent passes on what
-// it took. A name that is no @xdata entry of the file, a circular chain,
-// an @xdata entry that uses an undefined macro, and biber's granular
-// references inside a field (author = {xdata=key-author-1}) are not
-// inherited or resolved: each gives the record a Warning (ErrXData).
+// it took. A name that is no @xdata entry of the file, a circular chain
+// and biber's granular references inside a field (author =
+// {xdata=key-author-1}) are not inherited or resolved, and an @xdata
+// entry that uses an undefined macro gives only its other fields: each
+// gives the record a Warning (ErrXData).
 //
 // Names (author, editor, translator, bookauthor, director) are split on
 // "and" outside braces (any case); each is "First von Last", "von Last,
@@ -97,9 +104,12 @@ const readCheckEvery = 1000
 //
 // An @string value may be at most 64 KiB and a "#"-concatenated field
 // value at most 4 MiB (ErrSyntax beyond), so that a small file cannot
-// build huge strings. Invalid UTF-8 is replaced by U+FFFD; the record
-// holding it gets a Warning (ErrInvalidUTF8) naming each line concerned
-// (in text between entries it is ignored: nothing of it is stored). So
+// build huge strings. A file that is not UTF-8 and holds no UTF-8 character
+// is read as Windows-1252 (Latin-1), and a record gets a Warning
+// (ErrLatin1) for each of its lines with such a character; in other files
+// invalid UTF-8 is replaced by U+FFFD, with a Warning (ErrInvalidUTF8) for
+// each line concerned (decodeBibText; in text between entries nothing is
+// stored, so nothing is said). So
 // does a record whose doi field is not a valid DOI (ErrInvalidDOI), whose
 // arXiv id is not one (ErrInvalidArXiv) or whose key is not a safe ID
 // (ErrUnsafeKey, see checkRecord). emit's
@@ -118,21 +128,55 @@ func ReadBibTeX(ctx context.Context, r io.Reader, name string, emit func(Record)
 // replace them from where they stand. conflicts are the shared names the
 // files define differently (ReadOptions.Conflicts).
 func readBibTeX(ctx context.Context, data []byte, name string, shared Macros, conflicts map[string]MacroConflict, emit func(Record) error, onErr func(*ParseError)) error {
-	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
-	var bad []int
-	if !utf8.Valid(data) {
-		bad = invalidUTF8Lines(data, 1)
-		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
-	}
+	data, bad, badErr := decodeBibText(data)
 	p := bibParser{
 		ctx: ctx, data: data, name: name, emit: emit, onErr: onErr,
-		lnLine: 1, macros: map[string]string{}, shared: shared, conflicts: conflicts, badLines: bad,
+		lnLine: 1, macros: map[string]string{}, shared: shared, conflicts: conflicts, badLines: bad, badErr: badErr,
 		crossref: inheritFieldRe.Match(data),
 	}
 	if err := p.parse(); err != nil {
 		return err
 	}
 	return p.resolveCrossrefs()
+}
+
+// decodeBibText returns the text of a BibTeX file as UTF-8, without a
+// byte order mark, the lines that were not UTF-8 and what was done to them
+// (the Warning's cause). A file that is not UTF-8 and holds no multi-byte
+// UTF-8 sequence at all is an 8-bit file (Latin-1, as older .bib files
+// are, e.g. jurabib's German examples): it is read as Windows-1252 (a
+// superset of Latin-1's printable characters), ErrLatin1. Otherwise, a
+// UTF-8 file with some bad bytes, those bytes become U+FFFD,
+// ErrInvalidUTF8.
+func decodeBibText(data []byte) ([]byte, []int, error) {
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	if utf8.Valid(data) {
+		return data, nil, nil
+	}
+	bad := invalidUTF8Lines(data, 1)
+	if !hasMultibyteUTF8(data) {
+		if text, err := charmap.Windows1252.NewDecoder().Bytes(data); err == nil {
+			return text, bad, ErrLatin1
+		}
+	}
+	return bytes.ToValidUTF8(data, []byte("\uFFFD")), bad, ErrInvalidUTF8
+}
+
+// hasMultibyteUTF8 reports whether data holds a valid UTF-8 sequence of
+// two bytes or more.
+func hasMultibyteUTF8(data []byte) bool {
+	for i := 0; i < len(data); {
+		if data[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r != utf8.RuneError || n > 1 {
+			return true
+		}
+		i += n
+	}
+	return false
 }
 
 // nonReferenceTypes are the entry types (lower case) that hold data for
@@ -158,6 +202,10 @@ type bibEntry struct {
 	undefined string     // first undefined macro used, if any
 	undefIn   string     // the field it was used in
 	conflicts []string   // shared macros used that the files define differently, each once
+	// undefFields are the fields (read ones) whose value used an
+	// undefined macro; undefHits counts such uses while reading.
+	undefFields []string
+	undefHits   int
 }
 
 type bibParser struct {
@@ -180,9 +228,10 @@ type bibParser struct {
 	seen    int    // entries handled, for context checks
 	buf     []byte // scratch for concatenated values
 	e       bibEntry
-	// badLines are the lines holding invalid UTF-8, ascending, not yet
-	// reported.
+	// badLines are the lines that were not UTF-8, ascending, not yet
+	// reported; badErr is what was done to them (decodeBibText).
 	badLines []int
+	badErr   error
 	itemBuf  []byte // scratch for building items
 	// macrosOnly: only @string definitions are wanted (FileMacros):
 	// entries are parsed (to find where they end) but not converted, and
@@ -217,6 +266,9 @@ const (
 type pendingEntry struct {
 	e   bibEntry
 	end int
+	// skipped: the entry is an error (an undefined macro), reported
+	// already; it is kept only for the entries whose crossref names it.
+	skipped bool
 }
 
 // inheritFieldRe finds a crossref or xdata field anywhere in a file.
@@ -576,6 +628,7 @@ key:
 		}
 		fname := mappedField(nameB)
 		want := fname != "" && !e.hasField(fname)
+		hits := e.undefHits
 		val, next, err := p.value(p.skipWS(pos+1), want, nameB)
 		if err != nil {
 			p.fail(e.line, next, err)
@@ -586,6 +639,9 @@ key:
 		}
 		if want {
 			e.fields = append(e.fields, bibField{fname, val})
+			if e.undefHits > hits {
+				e.undefFields = append(e.undefFields, fname)
+			}
 		}
 		pos = p.skipWS(next)
 		if pos >= len(data) {
@@ -626,14 +682,20 @@ func (p *bibParser) finish() error {
 		p.report(e.line, fmt.Errorf("%w: @%s is %s; skipped", ErrNotReference, e.typ, what))
 		return nil
 	}
-	if e.undefined != "" {
+	skipped := e.undefined != ""
+	if skipped {
 		p.report(e.line, fmt.Errorf("%w %q in field %q", ErrUndefinedMacro, e.undefined, e.undefIn))
-		return nil
+		if !p.crossref {
+			return nil
+		}
+		// Not stored, but kept for the entries whose crossref names it:
+		// they take its other fields.
 	}
 	if p.crossref {
 		kept := *e
 		kept.fields = slices.Clone(e.fields)
 		kept.conflicts = slices.Clone(e.conflicts)
+		kept.undefFields = slices.Clone(e.undefFields)
 		if p.keys == nil {
 			p.keys = map[string]int{}
 		}
@@ -642,7 +704,7 @@ func (p *bibParser) finish() error {
 				p.keys[k] = len(p.pending)
 			}
 		}
-		p.pending = append(p.pending, pendingEntry{kept, p.lineAt(p.pos)})
+		p.pending = append(p.pending, pendingEntry{kept, p.lineAt(p.pos), skipped})
 		return nil
 	}
 	end := 0
@@ -668,6 +730,7 @@ func (p *bibParser) keepXData(e *bibEntry) {
 	kept := *e
 	kept.fields = slices.Clone(e.fields)
 	kept.conflicts = slices.Clone(e.conflicts)
+	kept.undefFields = slices.Clone(e.undefFields)
 	p.xdata[k] = &xdataEntry{e: kept}
 }
 
@@ -711,11 +774,10 @@ func (p *bibParser) inheritXData(e *bibEntry) []*Warning {
 			}
 		}
 		if x.e.undefined != "" {
-			warn(e.line, "%q: the @xdata entry of line %d uses the undefined @string macro %q in field %q; nothing inherited from it", ref, x.e.line, x.e.undefined, x.e.undefIn)
-			continue
+			warn(e.line, "%q: the @xdata entry of line %d uses the undefined @string macro %q in field %q; its other fields are inherited", ref, x.e.line, x.e.undefined, x.e.undefIn)
 		}
 		for _, f := range x.e.fields {
-			if f.name != "xdata" && !e.hasField(f.name) {
+			if f.name != "xdata" && !e.hasField(f.name) && !slices.Contains(x.e.undefFields, f.name) {
 				e.fields = append(e.fields, f)
 			}
 		}
@@ -753,9 +815,10 @@ func (p *bibParser) granularXData(e *bibEntry) []*Warning {
 
 // resolveCrossrefs gives each kept entry the fields it inherits from the
 // @xdata entries its xdata field names (inheritXData), then from the
-// entry its crossref names (inheritCrossref), and emits the records in
-// file order. An entry whose crossref names no entry of the file is kept
-// with its own fields and a Warning (ErrCrossref).
+// entry its crossref names (inheritCrossref; that entry's own crossref
+// first), and emits the records in file order. An entry whose crossref
+// names no entry of the file, itself, or a chain leading back to it keeps
+// the fields it has, with a Warning (ErrCrossref).
 func (p *bibParser) resolveCrossrefs() error {
 	warns := make([][]*Warning, len(p.pending))
 	for i := range p.pending {
@@ -765,24 +828,51 @@ func (p *bibParser) resolveCrossrefs() error {
 		}
 		warns[i] = append(warns[i], p.granularXData(e)...)
 	}
+	// Crossref: a parent whose own crossref names a grandparent takes
+	// its fields first (cascading, as biber and pandoc do).
+	state := make([]uint8, len(p.pending)) // 0 new, 1 resolving, 2 done
+	var resolve func(i int)
+	resolve = func(i int) {
+		state[i] = 1
+		defer func() { state[i] = 2 }()
+		e := &p.pending[i].e
+		ref := strings.TrimSpace(plainValue(e.get("crossref")))
+		if ref == "" {
+			return
+		}
+		warn := func(format string, args ...any) {
+			warns[i] = append(warns[i], &Warning{File: p.name, Line: e.line,
+				Err: fmt.Errorf("%w %q"+format, append([]any{ErrCrossref, ref}, args...)...)})
+		}
+		j, ok := p.keys[strings.ToLower(ref)]
+		switch {
+		case !ok:
+			warn(": no entry with that key in this file; the entry keeps its own fields only")
+		case j == i:
+			warn(" names the entry itself; the entry keeps its own fields only")
+		case state[j] == 1:
+			warn(" is circular (the entry of line %d leads back to this one through crossref); nothing inherited from it", p.pending[j].e.line)
+		default:
+			if state[j] == 0 {
+				resolve(j)
+			}
+			parent := &p.pending[j].e
+			if p.pending[j].skipped {
+				warn(": the entry of line %d is not stored (it uses the undefined @string macro %q in field %q); this entry takes its other fields",
+					parent.line, parent.undefined, parent.undefIn)
+			}
+			inheritCrossref(e, parent)
+		}
+	}
+	for i := range p.pending {
+		if state[i] == 0 {
+			resolve(i)
+		}
+	}
 	for i := range p.pending {
 		pe := &p.pending[i]
-		var warn *Warning
-		if ref := strings.TrimSpace(plainValue(pe.e.get("crossref"))); ref != "" {
-			j, ok := p.keys[strings.ToLower(ref)]
-			switch {
-			case ok && j != i:
-				inheritCrossref(&pe.e, &p.pending[j].e)
-			case ok:
-				warn = &Warning{File: p.name, Line: pe.e.line,
-					Err: fmt.Errorf("%w %q names the entry itself; the entry keeps its own fields only", ErrCrossref, ref)}
-			default:
-				warn = &Warning{File: p.name, Line: pe.e.line,
-					Err: fmt.Errorf("%w %q: no entry with that key in this file; the entry keeps its own fields only", ErrCrossref, ref)}
-			}
-		}
-		if warn != nil {
-			warns[i] = append(warns[i], warn)
+		if pe.skipped {
+			continue // reported when read
 		}
 		if err := p.record(&pe.e, pe.end, warns[i]...); err != nil {
 			return err
@@ -821,7 +911,7 @@ func (p *bibParser) record(e *bibEntry, end int, warns ...*Warning) error {
 	}
 	if len(p.badLines) > 0 {
 		for len(p.badLines) > 0 && p.badLines[0] <= end {
-			rec.Warnings = append(rec.Warnings, &Warning{File: p.name, Line: p.badLines[0], Err: ErrInvalidUTF8})
+			rec.Warnings = append(rec.Warnings, &Warning{File: p.name, Line: p.badLines[0], Err: p.badErr})
 			p.badLines = p.badLines[1:]
 		}
 	}
@@ -909,8 +999,11 @@ func (p *bibParser) value(pos int, want bool, fieldName []byte) (string, int, er
 				// Only in a field the conversion reads: an undefined macro
 				// in one it ignores (Beebe's acknowledgement = ack-bnb)
 				// loses nothing.
-				if want && p.e.undefined == "" {
-					p.e.undefined = name
+				if want {
+					if p.e.undefined == "" {
+						p.e.undefined = name
+					}
+					p.e.undefHits++
 				}
 				break
 			}

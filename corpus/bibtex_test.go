@@ -245,7 +245,8 @@ func TestReadBibTeXSnippets(t *testing.T) {
 		{"month macros", "@article{k, title = {M}, month = dec # {~1}}", want{keys: []string{"k"}, titles: []string{"M"}}},
 		{"trailing comma", "@article{k, title = {T},}", want{keys: []string{"k"}, titles: []string{"T"}}},
 		{"BOM", "\uFEFF@article{k, title = {T}}", want{keys: []string{"k"}, titles: []string{"T"}}},
-		{"invalid UTF-8", "@article{k, title = {Caf\xe9 \xff}}", want{keys: []string{"k"}, titles: []string{"Caf\uFFFD \uFFFD"}}},
+		{"Latin-1 file", "@article{k, title = {Caf\xe9 \xff \x93q\x94}}", want{keys: []string{"k"}, titles: []string{"Café ÿ “q”"}}},
+		{"invalid UTF-8 in a UTF-8 file", "@article{k, title = {Café \xff}}", want{keys: []string{"k"}, titles: []string{"Café \uFFFD"}}},
 		{"comment forms", "@comment{ignored @article{x, title={X}}}\n@comment @article{y, title={Y}}\n@article{k, title={T}}",
 			want{keys: []string{"k"}, titles: []string{"T"}}},
 		{"preamble", "@preamble{\"\\newcommand{\\x}{}\"}\n@article{k, title={T}}", want{keys: []string{"k"}, titles: []string{"T"}}},
@@ -608,4 +609,44 @@ func TestReadBibTeXMacroBomb(t *testing.T) {
 	assert.ErrorIs(t, res.errs[0], corpus.ErrSyntax)
 	require.Len(t, res.recs, 1)
 	assert.Less(t, len(res.recs[0].Paper.Title), 1<<20)
+}
+
+// TestReadBibTeXLatin1: a file that is not UTF-8 and has no UTF-8
+// character is 8-bit text (jurabib's German examples are Latin-1): it is
+// read as Windows-1252, each record warned for its lines with such a
+// character; a UTF-8 file with a stray byte keeps its UTF-8 and gets
+// U+FFFD there. The @string macros other files take from such a file are
+// decoded the same way.
+func TestReadBibTeXLatin1(t *testing.T) {
+	res := readBib(t, "@book{a,\n  title = {Stra\xdfe},\n  year = 2000}\n@book{b, title = {Plain}}\n@book{c,\n title={M\xfcnchen \x96 {Z\xfcrich}}}\n")
+	require.Empty(t, res.errs)
+	require.Len(t, res.recs, 3)
+	assert.Equal(t, "Straße", res.recs[0].Paper.Title)
+	assert.Equal(t, "München – Zürich", res.recs[2].Paper.Title, "Windows-1252's en dash")
+	require.Len(t, res.recs[0].Warnings, 1)
+	assert.ErrorIs(t, res.recs[0].Warnings[0], corpus.ErrLatin1)
+	assert.Equal(t, "in.bib:2: warning: not UTF-8: read as Latin-1 (Windows-1252); save the file as UTF-8 to be sure", res.recs[0].Warnings[0].Error())
+	assert.Empty(t, res.recs[1].Warnings)
+	require.Len(t, res.recs[2].Warnings, 1)
+	assert.Equal(t, 6, res.recs[2].Warnings[0].Line)
+
+	res = readBib(t, "@book{a, title = {Münch\xfcen}}\n")
+	require.Len(t, res.recs, 1)
+	assert.Equal(t, "Münch\uFFFDen", res.recs[0].Paper.Title, "a UTF-8 file stays UTF-8")
+	require.Len(t, res.recs[0].Warnings, 1)
+	assert.ErrorIs(t, res.recs[0].Warnings[0], corpus.ErrInvalidUTF8)
+
+	dir := t.TempDir()
+	abbrev, refs := filepath.Join(dir, "abbrev.bib"), filepath.Join(dir, "refs.bib")
+	require.NoError(t, os.WriteFile(abbrev, []byte("@string{zfr = {Zeitschrift f\xfcr Recht}}\n"), 0o644))
+	require.NoError(t, os.WriteFile(refs, []byte("@article{k, title = {T}, journal = zfr}\n"), 0o644))
+	sh, err := corpus.SharedMacros(t.Context(), []string{abbrev, refs})
+	require.NoError(t, err)
+	var items []string
+	require.NoError(t, corpus.ReadFileWith(t.Context(), refs, sh.For(refs), func(r corpus.Record) error {
+		items = append(items, string(r.Item))
+		return nil
+	}, nil))
+	require.Len(t, items, 1)
+	assert.Contains(t, items[0], `"container-title":"Zeitschrift für Recht"`)
 }

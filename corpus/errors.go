@@ -40,6 +40,10 @@ var (
 
 	// ErrInvalidUTF8 means a line holds invalid UTF-8, replaced by U+FFFD.
 	ErrInvalidUTF8 = errors.New("invalid UTF-8 replaced by U+FFFD")
+	// ErrLatin1 means a file is not UTF-8 but 8-bit text (it holds no
+	// UTF-8 character at all): it was read as Windows-1252, a superset of
+	// Latin-1; the warning names each line with such a character.
+	ErrLatin1 = errors.New("not UTF-8: read as Latin-1 (Windows-1252); save the file as UTF-8 to be sure")
 	// ErrInvalidDOI means a record's DOI is not a valid DOI (see CleanDOI);
 	// the paper is identified without it.
 	ErrInvalidDOI = errors.New("invalid DOI")

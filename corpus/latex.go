@@ -563,6 +563,9 @@ func (l *latexConv) command(s string, i int) int {
 	if star {
 		j++
 	}
+	if k := skipSpaces(s, j); k > j && k < len(s) && s[k] == '{' && takesTextArg(name) {
+		j = k // "\textsf {amsrefs}": TeX skips the spaces before an argument
+	}
 	if j < len(s) && s[j] == '{' {
 		switch name {
 		case "frac", "dfrac", "tfrac":
@@ -683,6 +686,23 @@ const (
 	gSub                   // \textsubscript{…}
 	gURL                   // \url{…}: kept as written, like math
 )
+
+// textArgCommands are commands that print their argument as text (a font
+// or box) and are not in argMarkers.
+var textArgCommands = map[string]bool{
+	"textsf": true, "texttt": true, "textrm": true, "textup": true, "textmd": true, "textnormal": true,
+	"mbox": true, "hbox": true, "underline": true, "uline": true,
+}
+
+// takesTextArg reports whether the command name takes an argument whose
+// text is kept, so that spaces between it and its "{" are skipped.
+func takesTextArg(name string) bool {
+	switch name {
+	case "enquote", "mkbibquote", "frac", "dfrac", "tfrac":
+		return true
+	}
+	return argMarkers[name] != 0 || textArgCommands[name]
+}
 
 // argMarkers are the formatting commands whose {argument} rich mode marks.
 var argMarkers = map[string]uint8{

@@ -64,6 +64,8 @@ func TestLaTeXToUnicode(t *testing.T) {
 		{"protected capitals", "{BERT}: Pre-training of {{Deep}} Transformers", "BERT: Pre-training of Deep Transformers"},
 		{"declarations", `{\em emphasised} and {\bf bold}`, "emphasised and bold"},
 		{"unknown command with arg", `\foo{bar} baz`, "bar baz"},
+		{"spaces before an argument", `the \protect \textsf  {amsrefs} code, \emph {very}`, "the amsrefs code, very"},
+		{"no-argument command before a group", `\MF {fonts}`, "MF fonts"},
 		{"unknown command without arg", `the \LaTeX\ way and \log n`, "the LaTeX way and log n"},
 		{"math greek", `An $\epsilon$-greedy $\alpha$ policy`, "An ε-greedy α policy"},
 		{"math keeps text", `Top-$k$ retrieval in $O(n \log n)$ time`, "Top-k retrieval in O(n log n) time"},

@@ -95,6 +95,7 @@ func FileMacros(ctx context.Context, data []byte) (Macros, error) {
 	if !hasStringDef(data) {
 		return nil, nil
 	}
+	data, _, _ = decodeBibText(data) // as readBibTeX reads the file
 	p := bibParser{ctx: ctx, data: data, name: "", lnLine: 1, macros: map[string]string{}, macrosOnly: true}
 	if err := p.parse(); err != nil {
 		return nil, err

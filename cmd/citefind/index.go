@@ -44,7 +44,8 @@ time; another one waits up to --wait for it, then gives up.
 
 Bad records are reported as FILE:LINE: cause and skipped; everything else is
 stored. Problems that do not stop a record from being stored are reported as
-FILE:LINE: warning: cause: invalid UTF-8 (replaced by U+FFFD), a DOI that is
+FILE:LINE: warning: cause: a .bib file that is not UTF-8 (read as Latin-1
+when it holds no UTF-8 at all, else each invalid byte replaced by U+FFFD), a DOI that is
 not valid, a key that cannot be used in [[cite:KEY]] as written, a key that
 already names another paper (with the FILE:LINE of both). Entries that are
 no reference (biblatex's @set and @xdata, @IEEEtranBSTCTL, REVTeX's

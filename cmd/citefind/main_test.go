@@ -322,7 +322,7 @@ func TestIndexInputWarnings(t *testing.T) {
 	require.NoError(t, os.WriteFile(bib, []byte("@article{k, title={Caf\xe9 culture}, year={2020}}\n@article{k, title={Other paper}, year={2021}}\n"), 0o644))
 	out, stderr, err = cli(t, "", "index", "--db", db, "--quiet", bib)
 	require.NoError(t, err, "warnings do not fail the run")
-	assert.Contains(t, stderr, bib+":1: warning: invalid UTF-8 replaced by U+FFFD")
+	assert.Contains(t, stderr, bib+":1: warning: not UTF-8: read as Latin-1 (Windows-1252)")
 	assert.Contains(t, stderr, bib+`:2: warning: duplicate key "k": it already names paper h:`)
 	assert.Contains(t, stderr, "("+bib+":1)")
 	assert.Contains(t, out, "warnings:          2")
