@@ -1,6 +1,8 @@
 package build_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,4 +223,43 @@ func TestCollectFilesOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, sum.Files, "a.bib and b.jsonl, each once")
 	assert.Equal(t, 2, sum.Read)
+}
+
+// TestIngestRereadsAfterConversionChange: a .bib file ingested by a
+// citefind whose BibTeX conversion was different (its fingerprint lacks
+// corpus.BibTeXConversion: before 2026-11-28 it was the file's SHA-256
+// alone) is read again once, so that the database gets what the reader
+// makes of it now; then it is unchanged again. A CSL-JSON file, kept as
+// written, is not.
+func TestIngestRereadsAfterConversionChange(t *testing.T) {
+	ctx := t.Context()
+	in := t.TempDir()
+	bib, js := filepath.Join(in, "refs.bib"), filepath.Join(in, "items.json")
+	require.NoError(t, os.WriteFile(bib, []byte("@article{a, title = {Stra\xdfe}, year = 2000}\n"), 0o644))
+	require.NoError(t, os.WriteFile(js, []byte(`[{"id":"b","type":"book","title":"Other"}]`), 0o644))
+	st, err := corpus.OpenStore(ctx, filepath.Join(t.TempDir(), "papers.sqlite"))
+	require.NoError(t, err)
+	defer st.Close()
+
+	sum, err := build.Ingest(ctx, st, []string{in}, build.IngestOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.Read)
+	sum, err = build.Ingest(ctx, st, []string{in}, build.IngestOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.FilesUnchanged)
+
+	// As an older citefind recorded the .bib file.
+	data, err := os.ReadFile(bib)
+	require.NoError(t, err)
+	fi, err := os.Stat(bib)
+	require.NoError(t, err)
+	old := sha256.Sum256(data)
+	require.NoError(t, st.MarkSource(ctx, bib, fi.Size(), fi.ModTime(), hex.EncodeToString(old[:]), 1))
+	sum, err = build.Ingest(ctx, st, []string{in}, build.IngestOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.FilesUnchanged, "items.json only")
+	assert.Equal(t, 1, sum.Read, "refs.bib is read again")
+	sum, err = build.Ingest(ctx, st, []string{in}, build.IngestOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.FilesUnchanged)
 }

@@ -309,6 +309,11 @@ func Ingest(ctx context.Context, st *corpus.Store, paths []string, opts IngestOp
 			h := sha256.New()
 			h.Write(b)
 			bib := corpus.IsBibTeX(in.path)
+			if bib {
+				// A citefind whose BibTeX conversion changed re-reads the
+				// file once, so that a database gets what it reads now.
+				h.Write([]byte("\x00BibTeX conversion " + corpus.BibTeXConversion))
+			}
 			if bib && macroSum != "" {
 				h.Write([]byte("\x00@string macros of the .bib files read with it: " + macroSum))
 			}

@@ -28,6 +28,14 @@ import (
 	"golang.org/x/text/encoding/charmap"
 )
 
+// BibTeXConversion names the version of the BibTeX reading and conversion:
+// change it whenever a .bib file is read into different records or items
+// than before, so that ingest re-reads .bib files it has seen (their
+// fingerprint includes it). 2026-11-28: xdata, cascading crossref, the
+// children of a parent with an undefined macro, Latin-1 files, spaces
+// before a command's argument.
+const BibTeXConversion = "2026-11-28"
+
 // readCheckEvery is how many records a reader handles between two checks of
 // its context.
 const readCheckEvery = 1000

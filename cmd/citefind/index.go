@@ -28,7 +28,8 @@ Reads every PATH (a file, or a folder walked for .bib .bibtex .jsonl .ndjson
 .json files) into the paper store of DIR, then brings the BM25 index up to
 date: the papers changed since it was built are applied to it, or it is
 rebuilt when many changed. Files ingested before with the same content are
-skipped; in a changed file, changed records update their papers and records
+skipped (a .bib file is read once more after an upgrade that changed how
+citefind converts BibTeX); in a changed file, changed records update their papers and records
 no longer there are withdrawn (a paper left with none is removed). A file
 not given is not a deletion: use citefind remove. With no PATH, only brings
 the indexes up to date with the store. The .bib files of one run share their
