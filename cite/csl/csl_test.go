@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -314,6 +315,99 @@ func TestHelperSplitsColdRenders(t *testing.T) {
 			assert.Equal(t, want, again, "%s doc %d, warm", style, k)
 			assert.Equal(t, int64(1), csl.HelperRenders(two))
 		}
+	}
+}
+
+// nameRegisterStyle disambiguates cited names by their given names
+// (primary-name) and prints initials and editors in its bibliography.
+const nameRegisterStyle = `<?xml version="1.0" encoding="utf-8"?>
+<style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0" default-locale="en-US">
+  <info><title>Name register test</title><id>name-register-test</id><updated>2026-11-28T00:00:00+00:00</updated></info>
+  <citation disambiguate-add-givenname="true" givenname-disambiguation-rule="primary-name">
+    <layout prefix="(" suffix=")" delimiter="; ">
+      <group delimiter=" ">
+        <names variable="author"><name form="short"/></names>
+        <date variable="issued"><date-part name="year"/></date>
+      </group>
+    </layout>
+  </citation>
+  <bibliography>
+    <sort><key variable="author"/></sort>
+    <layout suffix=".">
+      <group delimiter=". ">
+        <names variable="author"><name name-as-sort-order="first" initialize-with=". " delimiter=", "/></names>
+        <text variable="title"/>
+        <names variable="editor" prefix="Edited by "><name initialize-with=". "/></names>
+      </group>
+    </layout>
+  </bibliography>
+</style>`
+
+// TestHelperNameRegister: citeproc-js registers every name it renders for
+// its given-name disambiguation, an editor's in a bibliography entry too,
+// so that entry can expand a later entry's author (Johansson, Marco: the
+// editor Ming Johansson shares the family and the initial). A helper
+// processor that renders the later entries has not rendered the earlier
+// ones: its entries must not be taken then (they would print "M.").
+func TestHelperNameRegister(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	path := filepath.Join(t.TempDir(), "name-register.csl")
+	require.NoError(t, os.WriteFile(path, []byte(nameRegisterStyle), 0o644))
+	items := []csl.Item{
+		item("ed", `{"id":"ed","type":"chapter","title":"Edited","author":[{"family":"Adams","given":"Anne"}],"editor":[{"family":"Johansson","given":"Ming"}],"issued":{"date-parts":[[2001]]}}`),
+		item("marco", `{"id":"marco","type":"article-journal","title":"Marco's","author":[{"family":"Johansson","given":"Marco"}],"issued":{"date-parts":[[1999]]}}`),
+	}
+	for i, f := range []string{"Brown", "Chen", "Davis", "Evans", "Fischer", "Garcia", "Hughes", "Ito"} {
+		items = append(items, item(f, fmt.Sprintf(`{"id":%q,"type":"article-journal","title":"Title %d","author":[{"family":%q,"given":"Kim"}],"issued":{"date-parts":[[2010]]}}`, f, i, f)))
+	}
+	var ids []string
+	for _, it := range items {
+		ids = append(ids, it.ID)
+	}
+	doc := csl.Document{Items: items, Citations: cites(ids...)}
+	entry := func(r *csl.Rendered, id string) string {
+		for _, e := range r.Entries {
+			if e.ID == id {
+				return e.Text.Text()
+			}
+		}
+		return ""
+	}
+
+	one := csl.New(csl.Options{Resolver: builtin})
+	st, err := one.Style(path)
+	require.NoError(t, err)
+	want, err := one.Render(t.Context(), st, doc)
+	require.NoError(t, err)
+	require.Contains(t, entry(want, "marco"), "Johansson, Marco.", "the editor's name expands the author's")
+	without, err := csl.New(csl.Options{Resolver: builtin}).Render(t.Context(), st, csl.Document{Items: items[1:], Citations: cites(ids[1:]...)})
+	require.NoError(t, err)
+	require.Contains(t, entry(without, "marco"), "Johansson, M.", "without the editor")
+
+	two := csl.New(csl.Options{Resolver: builtin, Processors: 2})
+	got, err := two.Render(t.Context(), st, doc)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	again, err := two.Render(t.Context(), st, doc)
+	require.NoError(t, err)
+	assert.Equal(t, want, again, "warm")
+
+	// Warm, with only Marco's entry to render (its title changed): the
+	// editor's entry comes from the cache, and the processor's register
+	// holds what the earlier renders left; still what a new processor
+	// renders.
+	changed := slices.Clone(doc.Items)
+	changed[1] = item("marco", `{"id":"marco","type":"article-journal","title":"Marco's, revised","author":[{"family":"Johansson","given":"Marco"}],"issued":{"date-parts":[[1999]]}}`)
+	doc2 := csl.Document{Items: changed, Citations: doc.Citations}
+	want2, err := csl.New(csl.Options{Resolver: builtin}).Render(t.Context(), st, doc2)
+	require.NoError(t, err)
+	require.Contains(t, entry(want2, "marco"), "Johansson, Marco.")
+	for _, e := range []*csl.Engine{one, two} {
+		got, err := e.Render(t.Context(), st, doc2)
+		require.NoError(t, err)
+		assert.Equal(t, want2, got, "warm, one entry changed")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -231,12 +232,22 @@ const helperMaxStyle = 40 << 10
 // render; its processor then stays in the pool.
 type helper struct {
 	once    sync.Once
-	section chan json.RawMessage // one send: the entries to render, or nil
+	section chan helperWork // one send: the entries to render, or none
 	res     chan helperResult
+}
+
+// helperWork is a helper's share of a bibliography: the citeproc-js
+// bibliography section to render (nil: nothing to do) and the family
+// keys of its items' names (itemNames), whose part of the name register
+// is compared (wait).
+type helperWork struct {
+	section  json.RawMessage
+	families []string
 }
 
 type helperResult struct {
 	state   regState
+	names   string // its name register before rendering (nameRegState)
 	params  BibParams
 	entries []string
 	ok      bool
@@ -257,7 +268,7 @@ func (e *Engine) helper(ctx context.Context, p *pool, doc Document) *helper {
 	default:
 		return nil
 	}
-	h := &helper{section: make(chan json.RawMessage, 1), res: make(chan helperResult, 1)}
+	h := &helper{section: make(chan helperWork, 1), res: make(chan helperResult, 1)}
 	go func() {
 		pr, err := NewProcessor(context.WithoutCancel(ctx), &e.prog, p.st, e.opts.Resolver.Locale, "")
 		if err != nil {
@@ -266,44 +277,56 @@ func (e *Engine) helper(ctx context.Context, p *pool, doc Document) *helper {
 			return
 		}
 		defer e.put(p, pr)
-		state, err := register(ctx, pr, doc.Items)
+		state, _, err := register(ctx, pr, doc.Items, false)
 		if err != nil {
 			h.res <- helperResult{err: err}
 			return
 		}
-		var section json.RawMessage
+		var work helperWork
 		select {
-		case section = <-h.section:
+		case work = <-h.section:
 		case <-ctx.Done():
 			h.res <- helperResult{err: ctx.Err()}
 			return
 		}
-		if section == nil {
+		if work.section == nil {
 			h.res <- helperResult{err: errors.New("no work")}
 			return
 		}
-		ps, entries, ok, err := pr.MakeBibliography(ctx, section)
-		h.res <- helperResult{state: state, params: ps, entries: entries, ok: ok, err: err}
+		names, err := pr.nameRegState(ctx, work.families)
+		if err != nil {
+			h.res <- helperResult{err: err}
+			return
+		}
+		ps, entries, ok, err := pr.MakeBibliography(ctx, work.section)
+		h.res <- helperResult{state: state, names: names, params: ps, entries: entries, ok: ok, err: err}
 	}()
 	return h
 }
 
 // finish gives the helper its work (nil: none); only the first call
 // counts. A nil helper does nothing.
-func (h *helper) finish(section json.RawMessage) {
+func (h *helper) finish(work helperWork) {
 	if h == nil {
 		return
 	}
-	h.once.Do(func() { h.section <- section })
+	h.once.Do(func() { h.section <- work })
 }
 
-// wait returns the helper's entries; an error when it failed or its
-// registry differs from want's.
-func (h *helper) wait(ctx context.Context, want regState) helperResult {
+// wait returns the helper's entries; an error when it failed, or its
+// registry differs from want's, or its name register differed from
+// names, the register the first processor rendered the helper's share
+// with would have had (nameRegState; nil: not compared).
+func (h *helper) wait(ctx context.Context, want regState, names func() (string, error)) helperResult {
 	select {
 	case r := <-h.res:
 		if r.err == nil && !sameState(r.state, want) {
 			r.err = errors.New("the helper's registry differs")
+		}
+		if r.err == nil && names != nil {
+			if n, err := names(); err != nil || n != r.names {
+				r.err = errors.New("the helper's name register differs")
+			}
 		}
 		return r
 	case <-ctx.Done():
@@ -351,6 +374,13 @@ func (e *Engine) Warm(ctx context.Context, st *Style) error {
 func positional(st *Style) bool {
 	return st.Class == "note" || bytes.Contains(st.XML, []byte(`position=`)) ||
 		bytes.Contains(st.XML, []byte(`first-reference-note-number`))
+}
+
+// addsGivenNames reports whether a style may disambiguate names by their
+// given names (disambiguate-add-givenname), which reads citeproc-js's
+// register of the names it has rendered.
+func addsGivenNames(st *Style) bool {
+	return bytes.Contains(st.XML, []byte(`disambiguate-add-givenname`))
 }
 
 // substitutes reports whether a style replaces repeated authors in its
@@ -430,7 +460,7 @@ func (e *Engine) Render(ctx context.Context, st *Style, doc Document) (*Rendered
 	h := e.helper(ctx, p, doc)
 	pr, err := e.get(ctx, p)
 	if err != nil {
-		h.finish(nil)
+		h.finish(helperWork{})
 		return nil, err
 	}
 	out, err := e.render(ctx, pr, st, doc, order, h)
@@ -449,26 +479,32 @@ func (e *Engine) Render(ctx context.Context, st *Style, doc Document) (*Rendered
 
 // register loads order into pr and registers it with citeproc-js
 // (updateItems), reusing the last registration when nothing changed; it
-// returns the registry's order and each item's disambiguation state.
-func register(ctx context.Context, pr *Processor, order []Item) (regState, error) {
+// returns the registry's order and each item's disambiguation state, and
+// whether the registration is fresh: pr had rendered nothing before, or
+// its registry was emptied first (always with reset). Only on a fresh
+// registration does citeproc-js's name register hold no name but those
+// of the items' citations (see render).
+func register(ctx context.Context, pr *Processor, order []Item, reset bool) (regState, bool, error) {
 	ids := itemIDs(order)
 	var state regState
 	orderKey := strings.Join(ids, "\x00")
+	fresh := !pr.rendered
 	err := pr.call(ctx, "load items", ids, func() error {
 		changed, err := pr.load(order)
 		if err != nil {
 			return err
 		}
-		if !changed && pr.lastState != nil && pr.lastOrder == orderKey {
+		if !changed && !reset && pr.lastState != nil && pr.lastOrder == orderKey {
 			state = *pr.lastState
 			return nil
 		}
 		pr.lastOrder, pr.lastState = "", nil
-		if changed {
+		if changed || reset && pr.rendered {
 			// citeproc-js's registry keeps the items it has seen: start over.
 			if _, err := pr.method("updateItems", []string{}); err != nil {
 				return err
 			}
+			fresh = true
 		}
 		if _, err := pr.method("updateItems", ids); err != nil {
 			return err
@@ -484,12 +520,12 @@ func register(ctx context.Context, pr *Processor, order []Item) (regState, error
 		pr.lastOrder, pr.lastState = orderKey, &st
 		return nil
 	})
-	return state, err
+	return state, fresh, err
 }
 
 func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Document, order []Item, h *helper) (*Rendered, error) {
-	defer h.finish(nil) // a helper that was not given work goes back to the pool
-	state, err := register(ctx, pr, order)
+	defer h.finish(helperWork{}) // a helper that was not given work goes back to the pool
+	state, fresh, err := register(ctx, pr, order, false)
 	if err != nil {
 		return nil, err
 	}
@@ -508,6 +544,52 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 		return hash[id] + "|" + strconv.Itoa(s.Seq) + "|" + string(s.Disambig) + "|" + names[id]
 	}
 	res := &Rendered{Citations: make([]Fragment, len(doc.Citations))}
+
+	// Bibliography: the cached entries, and the items citeproc-js must
+	// render (with, for a style that substitutes repeated authors, the
+	// entry before each, which the substitution compares with).
+	var slots []bibSlot
+	var missing []int // indexes into state.Order of the entries not cached
+	sas := substitutes(st)
+	paramsKey := hashStrings("params", st.key)
+	lookup := func(useCache bool) {
+		slots, missing = make([]bibSlot, len(state.Order)), nil
+		for i, id := range state.Order {
+			prev := ""
+			if sas && i > 0 {
+				prev = hash[state.Order[i-1]]
+			}
+			slots[i].key = hashStrings("bib", st.key, itemKey(id), prev)
+			if f, ok := e.cache.get(slots[i].key); ok && useCache {
+				slots[i].frag, slots[i].ok = f, true
+			} else {
+				missing = append(missing, i)
+			}
+		}
+	}
+	if !doc.NoBibliography {
+		lookup(true)
+		// citeproc-js registers every name it renders, an editor's in a
+		// bibliography entry too, and its given-name disambiguation reads
+		// them: an entry's author can be printed with more of the given
+		// name because an entry before it, in the same render or an
+		// earlier one of this processor, printed an editor with the same
+		// family name. So that an entry is what a new processor renders
+		// in the whole bibliography, whatever was rendered or cached
+		// before, an entry to render whose family name comes with other
+		// given names in the document has the whole bibliography rendered
+		// on a fresh registration. (A helper's share is checked the same
+		// way: wait.)
+		if len(missing) > 0 && (!fresh || len(missing) < len(state.Order)) && addsGivenNames(st) &&
+			slices.ContainsFunc(missing, func(i int) bool { return names[state.Order[i]] != "" }) {
+			if !fresh {
+				if state, _, err = register(ctx, pr, order, true); err != nil {
+					return nil, err
+				}
+			}
+			lookup(false)
+		}
+	}
 
 	// Citations: what the cache holds, and the keys of the rest.
 	pos := positional(st)
@@ -531,28 +613,6 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 		}
 	}
 
-	// Bibliography: the cached entries, and the items citeproc-js must
-	// render (with, for a style that substitutes repeated authors, the
-	// entry before each, which the substitution compares with).
-	var slots []bibSlot
-	var missing []int // indexes into state.Order of the entries not cached
-	sas := substitutes(st)
-	paramsKey := hashStrings("params", st.key)
-	if !doc.NoBibliography {
-		slots = make([]bibSlot, len(state.Order))
-		for i, id := range state.Order {
-			prev := ""
-			if sas && i > 0 {
-				prev = hash[state.Order[i-1]]
-			}
-			slots[i].key = hashStrings("bib", st.key, itemKey(id), prev)
-			if f, ok := e.cache.get(slots[i].key); ok {
-				slots[i].frag, slots[i].ok = f, true
-			} else {
-				missing = append(missing, i)
-			}
-		}
-	}
 	// A cold document's entries are split with a helper processor, which
 	// renders its share while this one renders the citations and the rest.
 	var mine, theirs []int
@@ -562,7 +622,7 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 		n := (len(missing) - citeMisses/3) / 2
 		n = max(n, 0)
 		mine, theirs = missing[:n], missing[n:]
-		h.finish(bibSection(state.Order, theirs, sas))
+		h.finish(helperWork{bibSection(state.Order, theirs, sas), shareFamilies(order, state.Order, theirs, sas)})
 	}
 
 	if pos {
@@ -620,7 +680,15 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 		parts = append(parts, bibPart{mine, ps, entries, ok})
 	}
 	if len(theirs) > 0 {
-		r := h.wait(ctx, state)
+		// The entries before the helper's share, rendered here, may have
+		// registered names (an editor's) that change how the share's
+		// names are disambiguated: then it is rendered here instead.
+		var names func() (string, error) // only such a style reads the register
+		if addsGivenNames(st) {
+			fams := shareFamilies(order, state.Order, theirs, sas)
+			names = func() (string, error) { return pr.nameRegState(ctx, fams) }
+		}
+		r := h.wait(ctx, state, names)
 		if r.err != nil {
 			// The helper failed or disagrees: render its share here.
 			ps, entries, ok, err := pr.MakeBibliography(ctx, bibSection(state.Order, theirs, sas))
@@ -734,39 +802,74 @@ func bibSection(order []string, idx []int, sas bool) json.RawMessage {
 	return b
 }
 
-// documentNames returns, per item, the given names that each of its
-// family names has across the items ("smith:anna,amélie|doe:jane").
-func documentNames(items []Item) map[string]string {
-	type person struct {
-		Family, Given, Literal string
-		Particle               string `json:"non-dropping-particle"`
+// shareFamilies returns the family keys (itemNames) of the names of the
+// entries at idx of the registry order ids (with each one's previous
+// entry when sas, as bibSection renders them), sorted, each once.
+func shareFamilies(items []Item, ids []string, idx []int, sas bool) []string {
+	byID := make(map[string]json.RawMessage, len(items))
+	for _, it := range items {
+		byID[it.ID] = it.JSON
 	}
+	seen := map[string]bool{}
+	add := func(i int) {
+		for _, n := range itemNames(byID[ids[i]]) {
+			seen[n.family] = true
+		}
+	}
+	for _, i := range idx {
+		if sas && i > 0 {
+			add(i - 1)
+		}
+		add(i)
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// familyName is a name of an item (any name variable): the key of its
+// family name and its given name.
+type familyName struct{ family, given string }
+
+// itemNames returns the names of a CSL-JSON item, in any name variable,
+// literal names left out (their given names are never added). The key of
+// a family is the last word of it, lower-cased: citeproc-js keys its
+// name register by the family without particles (parsed out of the
+// family too) or periods, so this key is at least as wide.
+func itemNames(js json.RawMessage) []familyName {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(js, &obj) != nil {
+		return nil
+	}
+	var out []familyName
+	for _, raw := range obj {
+		if len(raw) == 0 || raw[0] != '[' {
+			continue
+		}
+		var ps []struct{ Family, Given string }
+		if json.Unmarshal(raw, &ps) != nil {
+			continue
+		}
+		for _, p := range ps {
+			if words := strings.Fields(strings.ReplaceAll(p.Family, ".", " ")); len(words) > 0 {
+				out = append(out, familyName{strings.ToLower(words[len(words)-1]), p.Given})
+			}
+		}
+	}
+	return out
+}
+
+// documentNames returns, per item, the given names that each of its
+// family names has across the items ("smith:anna,amélie|doe:jane"),
+// families with one given name left out.
+func documentNames(items []Item) map[string]string {
 	fams := make([][]string, len(items))
 	givens := map[string]map[string]bool{}
 	for i, it := range items {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(it.JSON, &obj) != nil {
-			continue
-		}
-		for _, raw := range obj {
-			if len(raw) == 0 || raw[0] != '[' {
-				continue
+		for _, n := range itemNames(it.JSON) {
+			if givens[n.family] == nil {
+				givens[n.family] = map[string]bool{}
 			}
-			var ps []person
-			if json.Unmarshal(raw, &ps) != nil {
-				continue
-			}
-			for _, p := range ps {
-				f := strings.ToLower(strings.TrimSpace(p.Particle + " " + p.Family + p.Literal))
-				if f == "" {
-					continue
-				}
-				if givens[f] == nil {
-					givens[f] = map[string]bool{}
-				}
-				givens[f][p.Given] = true
-				fams[i] = append(fams[i], f)
-			}
+			givens[n.family][n.given] = true
+			fams[i] = append(fams[i], n.family)
 		}
 	}
 	out := make(map[string]string, len(items))

@@ -42,6 +42,34 @@ const glue = `(function (CSL, styleXML, lang, forceLang, retrieveLocale) {
         state[r.id] = {seq: r.seq, disambig: r.disambig || null};
       }
       return JSON.stringify({order: order, items: state});
+    },
+    nameRegState: function (families) {
+      // What citeproc-js's global name disambiguation (evalname) reads:
+      // per family, how many initials forms; per form, how many given
+      // names. Rendering a name registers it, also in a bibliography.
+      // Only families with a word among families (lower-cased) count.
+      var reg = engine.registry.namereg.namereg, out = [], want = {};
+      for (var i = 0; i < families.length; i++) {
+        want[families[i]] = true;
+      }
+      var pkeys = Object.keys(reg).filter(function (k) {
+        var ws = k.toLowerCase().split(/\s+/);
+        for (var i = 0; i < ws.length; i++) {
+          if (want[ws[i]]) {
+            return true;
+          }
+        }
+        return false;
+      }).sort();
+      for (var i = 0; i < pkeys.length; i++) {
+        var p = reg[pkeys[i]], forms = [];
+        var ikeys = Object.keys(p.ikey).sort();
+        for (var j = 0; j < ikeys.length; j++) {
+          forms.push([ikeys[j], p.ikey[ikeys[j]].count]);
+        }
+        out.push([pkeys[i], p.count, forms]);
+      }
+      return JSON.stringify(out);
     }
   };
 })`
@@ -149,6 +177,7 @@ type Processor struct {
 	setItem  goja.Callable
 	hasItem  goja.Callable
 	regState goja.Callable
+	nameReg  goja.Callable
 	jsonStr  goja.Callable     // JSON.stringify
 	jsonP    goja.Callable     // JSON.parse
 	loaded   map[string]string // item ID → JSON loaded into the runtime
@@ -160,6 +189,10 @@ type Processor struct {
 	// there). Any other registration clears them.
 	lastOrder string
 	lastState *regState
+	// rendered: citeproc-js has registered or rendered items (any
+	// method but setOutputFormat), which leaves names in its name
+	// register (see register in engine.go).
+	rendered bool
 }
 
 // NewRuntime returns a fresh JavaScript runtime with citeproc-js loaded
@@ -252,6 +285,7 @@ func NewProcessor(ctx context.Context, p *Program, st *Style, locale LocaleFunc,
 		pr.setItem, _ = goja.AssertFunction(o.Get("setItem"))
 		pr.hasItem, _ = goja.AssertFunction(o.Get("hasItem"))
 		pr.regState, _ = goja.AssertFunction(o.Get("registryState"))
+		pr.nameReg, _ = goja.AssertFunction(o.Get("nameRegState"))
 		j := pr.vm.Get("JSON").ToObject(pr.vm)
 		pr.jsonStr, _ = goja.AssertFunction(j.Get("stringify"))
 		pr.jsonP, _ = goja.AssertFunction(j.Get("parse"))
@@ -375,6 +409,9 @@ func jsErr(err error) string {
 
 // method calls engine.name(args…).
 func (pr *Processor) method(name string, args ...any) (goja.Value, error) {
+	if name != "setOutputFormat" {
+		pr.rendered = true
+	}
 	fn, ok := goja.AssertFunction(pr.engine.Get(name))
 	if !ok {
 		return nil, fmt.Errorf("engine has no method %s", name)
@@ -533,6 +570,24 @@ func (pr *Processor) RegistryOrder() ([]string, error) {
 	}
 	err = json.Unmarshal([]byte(v.String()), &st)
 	return st.Order, err
+}
+
+// nameRegState returns citeproc-js's register of the names it has
+// rendered (family → initials forms → given names, as counts), which its
+// given-name disambiguation reads: a name first rendered in a
+// bibliography entry (an editor) can expand a name in a later entry.
+// Only the families with a word among families (itemNames' keys) are in it.
+func (pr *Processor) nameRegState(ctx context.Context, families []string) (string, error) {
+	var out string
+	err := pr.call(ctx, "read the name register", nil, func() error {
+		v, err := pr.nameReg(goja.Undefined(), pr.vm.ToValue(families))
+		if err != nil {
+			return err
+		}
+		out = v.String()
+		return nil
+	})
+	return out, err
 }
 
 // CitationIDs returns the IDs of the citations citeproc-js holds (after
