@@ -588,3 +588,59 @@ func TestSpeedupsInstalled(t *testing.T) {
 	assert.Equal(t, []string{"setDecorations", "getNodesByName(macro)", "FlipFlopper(apostrophe expression)"}, names,
 		"cite/csl/speedups.js is written for citeproc_commonjs.js with sha256 speedupsFor (processor.go); check each speed-up against a new citeproc-js before changing the pin")
 }
+
+// TestEmptyEntryKeepsOthersInPlace: a style that prints nothing for an
+// item (here a web page) gets no entry for it, and every other item keeps
+// its own entry; citeproc-js leaves the empty entry out of its strings
+// but not out of its list of IDs.
+func TestEmptyEntryKeepsOthersInPlace(t *testing.T) {
+	const style = `<?xml version="1.0" encoding="utf-8"?>
+<style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0">
+  <info><title>Empty entries</title><id>empty-entries-test</id><updated>2026-11-28T00:00:00+00:00</updated></info>
+  <citation><layout><text variable="title"/></layout></citation>
+  <bibliography>
+    <sort><key variable="title"/></sort>
+    <layout><choose><if type="webpage"><text variable="URL" form="short"/></if><else><text variable="title"/></else></choose></layout>
+  </bibliography>
+</style>`
+	path := filepath.Join(t.TempDir(), "empty.csl")
+	require.NoError(t, os.WriteFile(path, []byte(style), 0o644))
+	var items []csl.Item
+	for i, title := range []string{"Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta", "Iota", "Kappa"} {
+		typ := "book"
+		if i%3 == 1 {
+			typ = "webpage" // no URL: nothing printed
+		}
+		items = append(items, item(title, fmt.Sprintf(`{"id":%q,"type":%q,"title":%q}`, title, typ, title)))
+	}
+	var ids []string
+	for _, it := range items {
+		ids = append(ids, it.ID)
+	}
+	doc := csl.Document{Items: items, Citations: cites(ids...)}
+	check := func(r *csl.Rendered, what string) {
+		t.Helper()
+		var got []string
+		for _, e := range r.Entries {
+			got = append(got, e.ID+"="+e.Text.Text())
+		}
+		assert.Equal(t, []string{"Alpha=Alpha", "Delta=Delta", "Eta=Eta", "Gamma=Gamma", "Iota=Iota", "Kappa=Kappa", "Zeta=Zeta"}, got, what)
+	}
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	for _, procs := range []int{1, 2} {
+		e := csl.New(csl.Options{Resolver: builtin, Processors: procs})
+		st, err := e.Style(path)
+		require.NoError(t, err)
+		r, err := e.Render(t.Context(), st, doc)
+		require.NoError(t, err)
+		check(r, fmt.Sprintf("%d processors", procs))
+		// Warm, one item changed: a partial render.
+		changed := slices.Clone(items)
+		changed[2] = item("Gamma", `{"id":"Gamma","type":"book","title":"Gamma"}`+" ")
+		r, err = e.Render(t.Context(), st, csl.Document{Items: changed, Citations: doc.Citations})
+		require.NoError(t, err)
+		check(r, fmt.Sprintf("%d processors, warm", procs))
+	}
+}

@@ -773,10 +773,60 @@ func (pr *Processor) MakeBibliography(ctx context.Context, section json.RawMessa
 		if err := json.Unmarshal(res[1], &entries); err != nil {
 			return err
 		}
+		if len(entries) < len(params.EntryIDs) {
+			if entries, err = pr.alignEntries(params.EntryIDs, entries); err != nil {
+				return err
+			}
+		}
 		ok = true
 		return nil
 	})
 	return params, entries, ok, err
+}
+
+// alignEntries returns entries with "" where an entry of ids rendered
+// as nothing. citeproc-js lists every entry's item IDs but leaves an
+// empty entry out of the strings (a style that prints nothing for an
+// item: middle-east-critique for some web pages), so the strings after
+// one would belong to the IDs before them. Each entry is rendered alone
+// to find which are empty (as rare as such entries are); called within
+// pr.call.
+func (pr *Processor) alignEntries(ids [][]any, entries []string) ([]string, error) {
+	out := make([]string, 0, len(ids))
+	next := 0
+	for _, group := range ids {
+		if len(group) == 0 {
+			return nil, errors.New("makeBibliography: an entry without item IDs")
+		}
+		section, _ := json.Marshal(map[string]any{"include": []map[string]string{{"field": "id", "value": fmt.Sprint(group[0])}}})
+		v, err := pr.method("makeBibliography", json.RawMessage(section))
+		if err != nil {
+			return nil, err
+		}
+		var res []json.RawMessage
+		var alone []string
+		if b, isBool := v.Export().(bool); !isBool || b {
+			if err := pr.export(v, &res); err != nil {
+				return nil, err
+			}
+			if len(res) == 2 {
+				_ = json.Unmarshal(res[1], &alone)
+			}
+		}
+		if len(alone) == 0 {
+			out = append(out, "")
+			continue
+		}
+		if next == len(entries) {
+			break
+		}
+		out = append(out, entries[next])
+		next++
+	}
+	if next != len(entries) || len(out) != len(ids) {
+		return nil, fmt.Errorf("makeBibliography: %d entries for %d items, and rendering each alone does not tell which are empty", len(entries), len(ids))
+	}
+	return out, nil
 }
 
 // Eval runs JavaScript in the processor's runtime, where CSL and the
