@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 
@@ -435,7 +436,8 @@ const (
 // oneSided are the known differences whose Norm applies to one rendering
 // only: a difference with a direction, such as a period moved into a
 // closing quote by pandoc in one case and by citeproc-js in another.
-var oneSided = map[string]int{"pandoc-title-link": sidePandoc, "punctuation-in-quote-in-data": sideCitefind}
+var oneSided = map[string]int{"pandoc-title-link": sidePandoc, "punctuation-in-quote-in-data": sideCitefind,
+	"comma-in-quote-at-data-end": sideCitefind}
 
 // side returns on which renderings k applies (sideBoth, sidePandoc, sideCitefind).
 func (k knownDiff) side() int { return oneSided[k.Name] }
@@ -449,10 +451,18 @@ func (k knownDiff) norm(style, s string, pandoc bool) string {
 }
 
 var (
-	entryLinkRe = regexp.MustCompile(`^(\[\d+\]|\d+\.)(\S)`)
+	entryLinkRe = regexp.MustCompile(`^(\[\d+\]|\d+\.|\d+)([^\s\d.,])`)
 	cjkPeriodRe = regexp.MustCompile(`([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+)\.`)
 	labelRe     = regexp.MustCompile(`^(\[\d+\]|\d+\.) ?`)
-	dottedNumRe = regexp.MustCompile(`\b(?:Version|No\.) (\S*\d[./]\d)`)
+	// commaInDataQuoteRe: a comma citeproc-js moved into the closing quote
+	// that ends a title's data (“… e-science,” in an unquoted title).
+	commaInDataQuoteRe = regexp.MustCompile(`([^\s”]),”(\s)`)
+	// citationLabelRe: a label style's generated label ("[AhZK96]").
+	citationLabelRe = regexp.MustCompile(`^\[[^\]]*\] ?`)
+	// upperParticleRe: an upper-cased particle ending in an apostrophe
+	// and the family name after it ("DE’ MEDICI").
+	upperParticleRe = regexp.MustCompile(`\b(\p{Lu}+[’']) (\p{Lu}{2,})`)
+	dottedNumRe     = regexp.MustCompile(`\b(?:Version|No\.) (\S*\d[./]\d)`)
 	// stopWordRe: the one-word stop words of citeproc-js's list (its
 	// SKIP_WORDS, close to CSL 1.0.2's stop-words.json) that pandoc's
 	// citeproc 0.6.0.1 (isStopWord: CSL 1.0.1's 26 words plus about and
@@ -465,10 +475,10 @@ var (
 	// ("Timesheets.Js", "E.Piphany", "(in)Visible").
 	innerCapRe = regexp.MustCompile(`(\pL[.)])(\p{Lu})(\p{Ll})`)
 	// nonNumericRangeRe: a page "range" whose end is not a number ("2-es").
-	nonNumericRangeRe = regexp.MustCompile(`(\d)[–-](\p{Ll}+)\b`)
+	nonNumericRangeRe = regexp.MustCompile(`(\d)[–\x{2011}-](\p{Ll}+)\b`)
 	// compoundPageRe: a page range of prefixed numbers ("II-298-II-306"),
 	// with its label; compoundLabelRe the label alone.
-	compoundPageRe  = regexp.MustCompile(`\b(\p{Lu}+-\d+-\p{Lu}+)[–-](\d+)\b`)
+	compoundPageRe  = regexp.MustCompile(`\b(\p{Lu}+-\d+-\p{Lu}+)[–\x{2011}-](\d+)\b`)
 	compoundLabelRe = regexp.MustCompile(`\b(?:pp?\.|pages?) (\p{Lu}+-\d+-\p{Lu}+-\d+)`)
 	// unknownPagesRe: Beebe's "??" for an unknown first or last page, with
 	// the delimiter before it and what follows the dash ("??–??", "1682-??",
@@ -500,20 +510,22 @@ var (
 	alnumRe      = regexp.MustCompile(`[\pL\d]+`)
 	suffixDotRe  = regexp.MustCompile(`\b(Jr|Sr)\.`)
 	pageRangeRe  = regexp.MustCompile(`\b(\d+)–(\d+)\b`)
-	emptyTitleRe = regexp.MustCompile(`([.:]) \.`)
-	givenFullRe  = regexp.MustCompile(`(\p{Lu}[\p{L}’'-]+, )(\p{Lu})\p{Ll}+(?:-\p{Ll}+)?( et al\.|,| and| \()`)
+	emptyTitleRe = regexp.MustCompile(`([.:?!]) \.`)
+	givenFullRe  = regexp.MustCompile(`(\p{Lu}[\p{L}’'-]+, )(\p{Lu})\p{Ll}+(?:-\p{Ll}+)?( et al\.|,| and| &| \()`)
 	// MLA: "First, Given, Second Name, …, et al." or, every name shown,
 	// "First, Given, Second Name, …, and Last Name." (three names or more;
 	// an initial's period does not end the list).
-	addedNamesRe = regexp.MustCompile(`^([^,“]+, [^,“]+)(, [^,“]+?)+, et al\.`)
-	allNamesRe   = regexp.MustCompile(`^([^,“]+, [^,“]+)(?:, [^,“]+?)+, and (?:\p{Lu}\. |[^,“.])+\.`)
-	reportNumRe  = regexp.MustCompile(`(Technical report) TR-\d+`)
-	shortYearRe  = regexp.MustCompile(`\(accessed (\d+)\.(\d+)\.(?:20)?(\d\d)\)`)
+	// addedInitialsRe: "Family, I., Family, I., et al." (biomarkers).
+	addedInitialsRe = regexp.MustCompile(`^(\p{Lu}[^,]*, \p{Lu}\.(?:[ -]?\p{Lu}\.)*)(?:, \p{Lu}[^,]*, \p{Lu}\.(?:[ -]?\p{Lu}\.)*)+,? et al\.`)
+	addedNamesRe    = regexp.MustCompile(`^([^,“]+, [^,“]+)(, [^,“]+?)+, et al\.`)
+	allNamesRe      = regexp.MustCompile(`^([^,“]+, [^,“]+)(?:, [^,“]+?)+, and (?:\p{Lu}\. |[^,“.])+\.`)
+	reportNumRe     = regexp.MustCompile(`(Technical report) TR-\d+`)
+	shortYearRe     = regexp.MustCompile(`\(accessed (\d+)\.(\d+)\.(?:20)?(\d\d)\)`)
 	// Vancouver/AMA "MacDonald M jun," for the given name Min-jun.
 	hyphenGiven = regexp.MustCompile(`(\p{L} \p{Lu}{1,3}) \p{Ll}+([,.])`)
 	// spaceBeforePunctRe: a word, a space, then a comma or period that
 	// ends a phrase ("In , 464", "In . New York").
-	spaceBeforePunctRe = regexp.MustCompile(`(\pL) ([.,])( |$)`)
+	spaceBeforePunctRe = regexp.MustCompile(`([\pL\d]) ([.,])( |$)`)
 	// digitPeriodCommaRe: a period between a number and a comma.
 	digitPeriodCommaRe = regexp.MustCompile(`(\d)\.,`)
 	// mlaVolumeRe: MLA's "Vol. 61, " of a book (substituted-variable-condition).
@@ -599,12 +611,27 @@ func dropRepeatedEdition(s string) string {
 	return s
 }
 
+// styleXML caches the system style files by name, for rules that depend
+// on what a style uses.
+var styleXML sync.Map
+
+// styleUses reports whether the system style named style contains text.
+func styleUses(style, text string) bool {
+	v, ok := styleXML.Load(style)
+	if !ok {
+		b, _ := os.ReadFile(filepath.Join(csl.SystemStyles, style+".csl"))
+		v, _ = styleXML.LoadOrStore(style, string(b))
+	}
+	return strings.Contains(v.(string), text)
+}
+
 var knownDiffs = []knownDiff{
 	// First: later rules (page-range-abbreviation) rewrite a year range.
 	{"date-range-affixes", func(_, s string) string { return rangeEndAffixRe.ReplaceAllString(s, "$1–$2$3") }},
 	// Before rules that rewrite the text around them (markup-in-note's
 	// "”.", given-names-expanded's names before ", and").
 	{"punctuation-in-quote-in-data", func(_, s string) string { return periodInDataQuoteRe.ReplaceAllString(s, ".$1 $2") }},
+	{"comma-in-quote-at-data-end", func(_, s string) string { return commaInDataQuoteRe.ReplaceAllString(s, "$1”,$2") }},
 	{"delimiter-before-literal-name", func(style, s string) string {
 		if style == "harvard-cite-them-right" || style == "nature" {
 			// delimiter-precedes-last="never": only literal names get the comma.
@@ -624,6 +651,13 @@ var knownDiffs = []knownDiff{
 	}},
 	{"pandoc-entry-link", func(_, s string) string { return entryLinkRe.ReplaceAllString(s, "$1 $2") }},
 	{"cjk-name-period", func(_, s string) string { return cjkPeriodRe.ReplaceAllString(s, "$1") }},
+	{"citation-label-generation", func(style, s string) string {
+		if !styleUses(style, `variable="citation-label"`) {
+			return s
+		}
+		return citationLabelRe.ReplaceAllString(s, "")
+	}},
+	{"particle-apostrophe-uppercase", func(_, s string) string { return upperParticleRe.ReplaceAllString(s, "$1$2") }},
 	{"nested-group-suppression", func(_, s string) string {
 		return strings.NewReplacer("[Online]. ", "", "[Online] ", "").Replace(s)
 	}},
@@ -647,7 +681,7 @@ var knownDiffs = []knownDiff{
 	}},
 	{"bibliography-added-names", func(style, s string) string {
 		if style != "modern-language-association" {
-			return s
+			return addedInitialsRe.ReplaceAllString(s, "$1 et al.")
 		}
 		return allNamesRe.ReplaceAllString(addedNamesRe.ReplaceAllString(s, "$1, et al."), "$1, et al.")
 	}},
@@ -667,7 +701,7 @@ var knownDiffs = []knownDiff{
 	}},
 	{"given-names-expanded", func(_, s string) string { return givenFullRe.ReplaceAllString(s, "$1$2.$3") }},
 	{"empty-element-punctuation", func(_, s string) string {
-		s = strings.NewReplacer(". ,", ".,", ". ;", ".;").Replace(emptyTitleRe.ReplaceAllString(s, "$1"))
+		s = strings.NewReplacer(". ,", ".,", ". ;", ".;", ", ,", ",", ",,", ",", ", .", ",.", ":. ", ": ").Replace(emptyTitleRe.ReplaceAllString(s, "$1"))
 		s = spaceBeforePunctRe.ReplaceAllString(s, "$1$2$3") // Chicago's "In , 464" for a chapter without book title
 		return digitPeriodCommaRe.ReplaceAllString(s, "$1,") // "2187., Rio" (pandoc: "2187, Rio")
 	}},
