@@ -787,7 +787,7 @@ func (pr *Processor) MakeBibliography(ctx context.Context, section json.RawMessa
 // alignEntries returns entries with "" where an entry of ids rendered
 // as nothing. citeproc-js lists every entry's item IDs but leaves an
 // empty entry out of the strings (a style that prints nothing for an
-// item: middle-east-critique for some web pages), so the strings after
+// item: middle-east-critique for a manuscript without archive data), so the strings after
 // one would belong to the IDs before them. Each entry is rendered alone
 // to find which are empty (as rare as such entries are); called within
 // pr.call.
