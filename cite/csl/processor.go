@@ -154,7 +154,7 @@ func (p *Program) Speedups() ([]string, error) {
 	if p.speedups == nil {
 		return nil, nil
 	}
-	vm := goja.New()
+	vm := newVM()
 	if _, err := vm.RunProgram(p.prog); err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (p *Program) NewRuntime() (*goja.Runtime, goja.Value, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	vm := goja.New()
+	vm := newVM()
 	if _, err := vm.RunProgram(prog); err != nil {
 		return nil, nil, fmt.Errorf("run citeproc-js: %w", err)
 	}
@@ -221,7 +221,7 @@ func NewProcessor(ctx context.Context, p *Program, st *Style, locale LocaleFunc,
 	if err != nil {
 		return nil, err
 	}
-	pr := &Processor{style: st, vm: goja.New(), loaded: map[string]string{}}
+	pr := &Processor{style: st, vm: newVM(), loaded: map[string]string{}}
 	force := lang != ""
 	if lang == "" && st.Parent != "" && st.Locale != "" {
 		lang, force = st.Locale, true
