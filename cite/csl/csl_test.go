@@ -644,3 +644,59 @@ func TestEmptyEntryKeepsOthersInPlace(t *testing.T) {
 		check(r, fmt.Sprintf("%d processors, warm", procs))
 	}
 }
+
+// TestPositionalOrderAfterCitations: in a style whose citations depend on
+// their position, rendering the citations (rebuildProcessorState) can
+// change the registry — here it gives the first O'Brien her full given
+// name in the bibliography's sort key, which moves her after O'Brien,
+// Siobhan — so the bibliography must be ordered as the registry is after
+// the citations, as a new processor orders it (the Processor API:
+// updateItems, rebuildProcessorState, makeBibliography) and as
+// citeproc-js on Node.js does, where it was found: Debian's
+// citation-compass-apa-note and two of the synthetic items of the pandoc
+// comparison (cite/items_test.go, item071 and item199). Before, citefind
+// kept the order of updateItems. Skips without Debian's styles.
+func TestPositionalOrderAfterCitations(t *testing.T) {
+	path := filepath.Join(csl.SystemStyles, "citation-compass-apa-note.csl")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("%s not installed (scripts/install-test-deps.sh installs Debian's styles)", path)
+	}
+	items := []csl.Item{
+		item("item071", `{"author":[{"family":"O'Brien","given":"Søren"},{"family":"Иванов","given":"Сергей"},{"family":"Rossi","given":"Marco"},{"family":"Zhang","given":"Jörg"},{"family":"MacDonald","given":"Marco"},{"family":"Dubois","given":"Siobhan"},{"comma-suffix":true,"family":"Davis","given":"Sammy","suffix":"Jr."},{"family":"Gates","given":"William H.","suffix":"III"},{"family":"Østergaard","given":"Lars"},{"family":"Rossi","given":"Jean-Luc"},{"family":"King","given":"Martin Luther","suffix":"Jr."},{"family":"Tanaka","given":"Chinedu"},{"family":"García Márquez","given":"Wei"},{"family":"Ahmed","given":"Pieter"},{"family":"Rossi","given":"Søren"},{"family":"Smith","given":"Marco"},{"family":"Ahmed","given":"Ravi"},{"family":"Müller","given":"Amélie"},{"family":"Johansson","given":"Min-jun"},{"family":"Hoffmann-Riem","given":"Siobhan"},{"family":"Ivanova","given":"Lars"},{"family":"García Márquez","given":"Ivana"},{"family":"Chen","given":"Chinedu"},{"family":"Dubois","given":"Siobhan"}],"event":"Synthetic Symposium","id":"item071","issued":{"date-parts":[[2003]]},"medium":"Video","publisher":"Placeholder Publishing","title":"Cross-lingual search for scientific literature","type":"speech"}`),
+		item("item199", `{"author":[{"family":"O'Brien","given":"Siobhan"},{"family":"Müller","given":"Fatima"},{"family":"Gates","given":"William H.","suffix":"III"},{"family":"Chen","given":"Zofia"}],"authority":"Supreme Court","container-title":"U.S.","id":"item199","issued":{"date-parts":[[1992,6,5]]},"page":"549","type":"legal_case","volume":"278"}`),
+	}
+	cs := []csl.Citation{{ID: "c1", NoteIndex: 1, Items: []csl.CiteItem{{ID: "item071"}}}, {ID: "c2", NoteIndex: 2, Items: []csl.CiteItem{{ID: "item199"}}}}
+	doc := csl.Document{Items: items, Citations: cs}
+	r := csl.DefaultResolver(func(string) string { return "" })
+
+	// The reference: a new processor, the calls an editor makes.
+	var prog csl.Program
+	e := csl.New(csl.Options{Resolver: r})
+	st, err := e.Style(path)
+	require.NoError(t, err)
+	pr, err := csl.NewProcessor(t.Context(), &prog, st, r.Locale, "")
+	require.NoError(t, err)
+	require.NoError(t, pr.UpdateItems(t.Context(), items, false))
+	_, err = pr.RebuildProcessorState(t.Context(), cs, "html", nil)
+	require.NoError(t, err)
+	params, want, ok, err := pr.MakeBibliography(t.Context(), nil)
+	require.NoError(t, err)
+	require.True(t, ok)
+	var wantIDs []string
+	for _, ids := range params.EntryIDs {
+		wantIDs = append(wantIDs, fmt.Sprint(ids[0]))
+	}
+	require.Equal(t, []string{"item199", "item071"}, wantIDs, "the citations move item071")
+
+	for _, what := range []string{"cold", "warm"} {
+		got, err := e.Render(t.Context(), st, doc)
+		require.NoError(t, err)
+		var gotIDs, texts []string
+		for _, en := range got.Entries {
+			gotIDs = append(gotIDs, en.ID)
+			texts = append(texts, string(en.Text))
+		}
+		assert.Equal(t, wantIDs, gotIDs, what)
+		assert.Equal(t, want, texts, what)
+	}
+}

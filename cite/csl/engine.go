@@ -18,8 +18,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/dop251/goja"
 )
 
 // DefaultCacheEntries is how many rendered citations and bibliography
@@ -368,10 +366,12 @@ func (e *Engine) Warm(ctx context.Context, st *Style) error {
 	return nil
 }
 
-// positional reports whether a style's citations depend on their position
-// in the document (ibid, subsequent, near-note, back-references): those
-// citations are rendered with the document's whole sequence, uncached.
-func positional(st *Style) bool {
+// Positional reports whether a style's citations depend on their position
+// in the document (ibid, subsequent, near-note, back-references): Render
+// renders those with the document's whole sequence
+// (rebuildProcessorState), uncached, the others one cluster at a time
+// (makeCitationCluster).
+func (st *Style) Positional() bool {
 	return st.Class == "note" || bytes.Contains(st.XML, []byte(`position=`)) ||
 		bytes.Contains(st.XML, []byte(`first-reference-note-number`))
 }
@@ -509,11 +509,7 @@ func register(ctx context.Context, pr *Processor, order []Item, reset bool) (reg
 		if _, err := pr.method("updateItems", ids); err != nil {
 			return err
 		}
-		v, err := pr.regState(goja.Undefined())
-		if err != nil {
-			return err
-		}
-		if err := json.Unmarshal([]byte(v.String()), &state); err != nil {
+		if state, err = pr.readState(); err != nil {
 			return err
 		}
 		st := state
@@ -521,6 +517,25 @@ func register(ctx context.Context, pr *Processor, order []Item, reset bool) (reg
 		return nil
 	})
 	return state, fresh, err
+}
+
+// uncited returns the IDs of the items of order that no citation of cs
+// cites, in order (rebuildProcessorState registers them as uncited, so
+// that they keep their bibliography entries).
+func uncited(order []Item, cs []Citation) []string {
+	cited := map[string]bool{}
+	for _, c := range cs {
+		for _, ci := range c.Items {
+			cited[ci.ID] = true
+		}
+	}
+	var out []string
+	for _, it := range order {
+		if !cited[it.ID] {
+			out = append(out, it.ID)
+		}
+	}
+	return out
 }
 
 func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Document, order []Item, h *helper) (*Rendered, error) {
@@ -539,11 +554,51 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 	// key of an item names the given names its families have in the
 	// document.
 	names := documentNames(order)
+	res := &Rendered{Citations: make([]Fragment, len(doc.Citations))}
+
+	// A style whose citations depend on their position has them rendered
+	// first, with the document's whole sequence (rebuildProcessorState),
+	// as an editor does before it asks for the bibliography. That
+	// re-registers the items and processes every citation, which can
+	// change the registry: a name disambiguated in a citation gets its
+	// given name in the item's sort key too, so the item moves. The
+	// bibliography below follows the registry as it is after the
+	// citations (found by comparing with citeproc-js on Node.js, which
+	// orders the bibliography so). On a processor that has rendered
+	// before, a document whose family names come with several given
+	// names is registered afresh first (see the name register below).
+	pos := st.Positional()
+	if pos {
+		if !fresh && addsGivenNames(st) && slices.ContainsFunc(order, func(it Item) bool { return names[it.ID] != "" }) {
+			if _, fresh, err = register(ctx, pr, order, true); err != nil {
+				return nil, err
+			}
+		}
+		cs := doc.Citations
+		if st.Class == "note" {
+			// Each citation without a note number is a footnote of its own.
+			cs = append([]Citation(nil), cs...)
+			for i := range cs {
+				if cs[i].NoteIndex == 0 {
+					cs[i].NoteIndex = i + 1
+				}
+			}
+		}
+		texts, err := pr.RebuildProcessorState(ctx, cs, "html", uncited(order, cs))
+		if err != nil {
+			return nil, err
+		}
+		for i, t := range texts {
+			res.Citations[i] = Fragment(t)
+		}
+		if state, err = pr.registryState(ctx); err != nil {
+			return nil, err
+		}
+	}
 	itemKey := func(id string) string {
 		s := state.Items[id]
 		return hash[id] + "|" + strconv.Itoa(s.Seq) + "|" + string(s.Disambig) + "|" + names[id]
 	}
-	res := &Rendered{Citations: make([]Fragment, len(doc.Citations))}
 
 	// Bibliography: the cached entries, and the items citeproc-js must
 	// render (with, for a style that substitutes repeated authors, the
@@ -592,7 +647,6 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 	}
 
 	// Citations: what the cache holds, and the keys of the rest.
-	pos := positional(st)
 	citeKeys := make([]string, len(doc.Citations))
 	citeHit := make([]bool, len(doc.Citations))
 	citeMisses := len(doc.Citations)
@@ -625,25 +679,7 @@ func (e *Engine) render(ctx context.Context, pr *Processor, st *Style, doc Docum
 		h.finish(helperWork{bibSection(state.Order, theirs, sas), shareFamilies(order, state.Order, theirs, sas)})
 	}
 
-	if pos {
-		cs := doc.Citations
-		if st.Class == "note" {
-			// Each citation without a note number is a footnote of its own.
-			cs = append([]Citation(nil), cs...)
-			for i := range cs {
-				if cs[i].NoteIndex == 0 {
-					cs[i].NoteIndex = i + 1
-				}
-			}
-		}
-		texts, err := pr.RebuildProcessorState(ctx, cs, "html", nil)
-		if err != nil {
-			return nil, err
-		}
-		for i, t := range texts {
-			res.Citations[i] = Fragment(t)
-		}
-	} else {
+	if !pos {
 		for i, c := range doc.Citations {
 			if citeHit[i] {
 				continue

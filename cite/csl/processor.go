@@ -670,6 +670,29 @@ func (pr *Processor) ProcessCitationClusterJSON(ctx context.Context, citation js
 	return out, err
 }
 
+// readState returns the registry's order and each item's
+// disambiguation state; called within pr.call.
+func (pr *Processor) readState() (regState, error) {
+	var state regState
+	v, err := pr.regState(goja.Undefined())
+	if err != nil {
+		return state, err
+	}
+	err = json.Unmarshal([]byte(v.String()), &state)
+	return state, err
+}
+
+// registryState is readState for callers outside pr.call.
+func (pr *Processor) registryState(ctx context.Context) (regState, error) {
+	var state regState
+	err := pr.call(ctx, "read the registry", nil, func() error {
+		var err error
+		state, err = pr.readState()
+		return err
+	})
+	return state, err
+}
+
 // RebuildProcessorState renders a whole document's citations from scratch
 // (engine.rebuildProcessorState), registering uncited items too, and
 // returns each citation's text in document order.
