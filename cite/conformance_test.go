@@ -318,12 +318,26 @@ func comparePandoc(t *testing.T, items []json.RawMessage, styles []string, what 
 	// and more), which must give what one processor gives.
 	eng := csl.New(csl.Options{Resolver: r, Processors: 2})
 	one := csl.New(csl.Options{Resolver: r})
-	var report strings.Builder
-	fmt.Fprintf(&report, "citefind (citeproc-js from npm citeproc 2.4.63) vs pandoc %s citeproc, %s, Debian styles; plain text, white space collapsed\n\n", pandocVersion(t), what)
+	// The same documents rendered by citeproc-js on Node.js: citefind's
+	// output must be that, string for string.
+	var sts []*csl.Style
 	for _, name := range styles {
+		st, err := eng.Style(name)
+		require.NoError(t, err)
+		sts = append(sts, st)
+	}
+	nodeRes, nodeWhat := nodeRender(t, sts, cdoc, r.LocaleDirs)
+	var report strings.Builder
+	fmt.Fprintf(&report, "citefind (citeproc-js from npm citeproc 2.4.63) vs pandoc %s citeproc, %s, Debian styles; plain text, white space collapsed\n", pandocVersion(t), what)
+	if nodeRes != nil {
+		fmt.Fprintf(&report, "and vs the same citeproc-js on %s, string for string\n", nodeWhat)
+	} else {
+		t.Log("node is not installed (scripts/install-test-deps.sh installs nodejs): citefind is not compared with citeproc-js on Node.js")
+	}
+	fmt.Fprintln(&report)
+	for si, name := range styles {
 		t.Run(name, func(t *testing.T) {
-			st, err := eng.Style(name)
-			require.NoError(t, err)
+			st := sts[si]
 			wantCites, wantEntries := pandocRender(t, dir, filepath.Join(csl.SystemStyles, name+".csl"), items)
 			out, err := eng.Render(t.Context(), st, cdoc)
 			require.NoError(t, err)
@@ -400,6 +414,15 @@ func comparePandoc(t *testing.T, items []json.RawMessage, styles []string, what 
 			sort.Strings(cl)
 			fmt.Fprintf(&report, "%s: entries %d/%d identical (%.1f%%), %d differ for known reasons [%s], %d unexplained; in-text citations %d/%d\n",
 				name, match, total, 100*rate, total-match-len(unexplained), strings.Join(cl, "; "), len(unexplained), cmatch, len(out.Citations))
+			if nodeRes != nil {
+				ne, nes, nc, ncs, nd := compareNode(alone, nodeRes[si])
+				fmt.Fprintf(&report, "  citeproc-js on Node.js: entries %d/%d identical, citations %d/%d\n", nes, ne, ncs, nc)
+				for _, d := range nd {
+					fmt.Fprintln(&report, "  node differs: "+d)
+				}
+				t.Logf("%s: vs citeproc-js on Node.js: entries %d/%d, citations %d/%d identical", name, nes, ne, ncs, nc)
+				assert.Empty(t, nd, "citefind's rendering differs from citeproc-js's on %s", nodeWhat)
+			}
 			for _, d := range diffs {
 				fmt.Fprintln(&report, d)
 			}
