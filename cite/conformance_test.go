@@ -634,6 +634,36 @@ func dropRepeatedEdition(s string) string {
 	return s
 }
 
+var (
+	bibliographyRe = regexp.MustCompile(`(?s)<bibliography.*</bibliography>`)
+	sortKeyRe      = regexp.MustCompile(`<key [^>]*>`)
+	// entryNumberRe is an entry's leading number: [12], 12. or a bare 12
+	// (a superscript number in plain text).
+	entryNumberRe = regexp.MustCompile(`^(\[\d+\]|\d+\.?) ?`)
+)
+
+// numbersSortedBibliography reports whether a system style prints
+// citation numbers in a bibliography it sorts by something else (the
+// author, the date): the numbers then follow that sort, and with it where
+// each engine puts the items whose sort keys are empty
+// (numbering-empty-sort-keys).
+func numbersSortedBibliography(style string) bool {
+	if !styleUses(style, "citation-number") {
+		return false
+	}
+	v, _ := styleXML.Load(style)
+	bib := bibliographyRe.FindString(v.(string))
+	if !strings.Contains(bib, `variable="citation-number"`) {
+		return false
+	}
+	for _, k := range sortKeyRe.FindAllString(bib, -1) {
+		if !strings.Contains(k, `variable="citation-number"`) {
+			return true
+		}
+	}
+	return false
+}
+
 // styleXML caches the system style files by name, for rules that depend
 // on what a style uses.
 var styleXML sync.Map
@@ -821,10 +851,10 @@ var knownDiffs = []knownDiff{
 		return volumesLabelRe.ReplaceAllString(s, "($1)")
 	}},
 	{"numbering-empty-sort-keys", func(style, s string) string {
-		if style != "acm-sig-proceedings" {
+		if !numbersSortedBibliography(style) {
 			return s
 		}
-		return labelRe.ReplaceAllString(s, "")
+		return entryNumberRe.ReplaceAllString(s, "")
 	}},
 }
 

@@ -63,6 +63,7 @@ func TestKnownDiffs(t *testing.T) {
 		{"substituted-number-repeated", "apa", "Some title (Vol. 30, Issue 1, pp. 1–202). (1989). (Vol. 30).", "Some title (Vol. 30, Issue 1, pp. 1–202). (1989)."},
 		{"number-variable-capitalize-parts", "modern-language-association", "MicroPro. WordStar 2000 Plus. Release 3.0., personal, MicroPro, 1987.", "MicroPro. WordStar 2000 Plus. Release 3.0., Personal, MicroPro, 1987."},
 		{"numbering-empty-sort-keys", "acm-sig-proceedings", "[12] 2015. US 3571574. 2015.", "[218] 2015. US 3571574. 2015."},
+		{"numbering-empty-sort-keys", "international-journal-of-sports-medicine", "13 Ahmed C, Papadopoulos I. On the limits of learned reranking. J Inf Retr Res 2005; 55: 122–127", "1 Ahmed C, Papadopoulos I. On the limits of learned reranking. J Inf Retr Res 2005; 55: 122–127"},
 		// Found on TeX Live's bibtex-extra examples (held out), 2026-11-28.
 		{"no-date-year-suffix", "chicago-author-date", "———. n.d.b. Epistulae Rusticae.", "———. n.d. Epistulae Rusticae."},
 		{"no-date-year-suffix", "elsevier-harvard", "Aristophanes, n.d.a. Acharnenses.", "Aristophanes, n.d. Acharnenses."},
