@@ -1,12 +1,10 @@
 package csl_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/internal/datadir"
+	"github.com/citefind/citefind/internal/nodejs"
 )
 
 // citeprocSortOptions are the options citeproc-js's CSL.getSortCompare
@@ -36,23 +35,24 @@ func TestLocaleCompareCases(t *testing.T) {
 		a, b string
 		want int
 	}{
-		{"part 2", "part 10", -1},          // numbers by value
-		{"smith, john", "smith-jones", -1}, // punctuation and spaces ignored
-		{"o'brien", "obrien", 0},           // equal: the next sort key decides
-		{"de vries", "devries", 0},         //
-		{"müller", "muller", 0},            // accents ignored
-		{"café", "cafe", 0},                //
-		{"[x", "x", 0},                     // so citeproc-js strips no brackets
-		{"1.5", "1.10", -1},                // "." separates two numbers
-		{"1.10", "110", -1},                //
-		{"a0x", "a1", -1},                  // a run of zeros is the number 0
-		{"a00", "a0", 0},                   // leading zeros do not count
-		{"$5", "5", -1},                    // symbols are not punctuation
-		{"a+b", "ab", -1},                  //
-		{"zhang", "zhang san", -1},         //
-		{"e\u0301mile", "\u00e9mile", 0},   // decomposed and composed
-		{"\u0661\u0662", "12", 0},          // Arabic-Indic digits by value
-		{"\u0661\u0662", "9", 1},           //
+		{"part 2", "part 10", -1},                        // numbers by value
+		{"smith, john", "smith-jones", -1},               // punctuation and spaces ignored
+		{"o'brien", "obrien", 0},                         // equal: the next sort key decides
+		{"de vries", "devries", 0},                       //
+		{"müller", "muller", 0},                          // accents ignored
+		{"café", "cafe", 0},                              //
+		{"[x", "x", 0},                                   // so citeproc-js strips no brackets
+		{"1.5", "1.10", -1},                              // "." separates two numbers
+		{"1.10", "110", -1},                              //
+		{"a0x", "a1", -1},                                // a run of zeros is the number 0
+		{"a00", "a0", 0},                                 // leading zeros do not count
+		{"$5", "5", -1},                                  // symbols are not punctuation
+		{"a+b", "ab", -1},                                //
+		{"zhang", "zhang san", -1},                       //
+		{"e\u0301mile", "\u00e9mile", 0},                 // decomposed and composed
+		{"\u0661\u0662", "12", 0},                        // Arabic-Indic digits by value
+		{"\u0661\u0662", "9", 1},                         //
+		{"copyright terms", "copyright \ufffd 1996", -1}, // U+FFFD last (a SciFact title)
 	} {
 		v, err := vm.RunString(fmt.Sprintf("%q.localeCompare(%q, %q, %s)", c.a, c.b, "en-US", citeprocSortOptions))
 		require.NoError(t, err)
@@ -135,13 +135,13 @@ process.stdout.write(JSON.stringify({icu: process.versions.icu, idx, adj, pairs,
 // with ICU's, as Node.js runs it (Zotero's Firefox uses ICU too), under
 // the options citeproc-js sorts with: which characters are ignored as
 // punctuation (every code point Go's Unicode tables assign), the order
-// of several thousand strings — names and titles of ACM-CR records when
-// ../shared/data is there, and generated strings of letters, accents,
-// digits, punctuation and symbols — and 100,000 random pairs of them.
+// of tens of thousands of strings — names and titles of ACM-CR records
+// and the titles of SciFact and ScisummNet when ../shared/data is there,
+// and generated strings of letters, accents, digits, punctuation and
+// symbols — and 100,000 random pairs of them.
 // Skips without node (scripts/install-test-deps.sh installs it).
 func TestLocaleCompareICU(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
+	if nodejs.Path() == "" {
 		t.Skip("node is not installed (scripts/install-test-deps.sh installs nodejs): the comparison with ICU needs it")
 	}
 	strs := collationStrings(t)
@@ -150,14 +150,6 @@ func TestLocaleCompareICU(t *testing.T) {
 	for i := range pairs {
 		pairs[i] = [2]int{rng.Intn(len(strs)), rng.Intn(len(strs))}
 	}
-	in, err := json.Marshal(map[string]any{"strings": strs, "pairs": pairs})
-	require.NoError(t, err)
-	cmd := exec.CommandContext(t.Context(), node, "-e", nodeCollate)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, stderr.String())
 	var icu struct {
 		ICU      string
 		Idx      []int
@@ -165,7 +157,7 @@ func TestLocaleCompareICU(t *testing.T) {
 		Pairs    []int
 		Variable []rune
 	}
-	require.NoError(t, json.Unmarshal(out, &icu))
+	require.NoError(t, nodejs.Run(t.Context(), nodeCollate, map[string]any{"strings": strs, "pairs": pairs}, &icu))
 
 	var p csl.Program
 	vm, _, err := p.NewRuntime()
@@ -252,8 +244,9 @@ func assignedRunes() []rune {
 }
 
 // collationStrings returns lower-cased sort keys like citeproc-js's —
-// names and titles of ACM-CR records (every 5th file, when the data is
-// there) — and generated strings that mix letters, accented and
+// names and titles of ACM-CR records (every 5th file) and the titles of
+// the SciFact and ScisummNet corpora, when the data is there — and
+// generated strings that mix letters, accented and
 // decomposed letters, digits of two scripts, punctuation, spaces and
 // symbols.
 func collationStrings(t *testing.T) []string {
@@ -286,12 +279,29 @@ func collationStrings(t *testing.T) []string {
 	if len(files) == 0 {
 		t.Logf("ACM-CR not found (%s): generated strings only", datadir.Env)
 	}
+	// Titles of two other collections (../shared/data/devsets): SciFact's
+	// biomedical papers and ScisummNet's ACL papers, every one.
+	for _, set := range []string{"scifact", "scisummnet"} {
+		b, err := os.ReadFile(filepath.Join(datadir.Bench("devsets"), set, "corpus.jsonl"))
+		if err != nil {
+			t.Logf("devset %s not found (%s): its titles are not compared", set, datadir.Env)
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var doc struct {
+				Title string `json:"title"`
+			}
+			if json.Unmarshal([]byte(line), &doc) == nil && doc.Title != "" {
+				add(strings.ToLower(doc.Title))
+			}
+		}
+	}
 	rng := rand.New(rand.NewSource(1))
 	parts := []string{"a", "b", "e", "é", "e\u0301", "o", "ø", "ü", "u\u0308", "ß", "ss", "æ", "ł", "n", "z", "ı", "i",
 		"smith", "de", "van", "o", "zhang", "müller", "muller", "mc", "mac",
 		"0", "1", "2", "9", "10", "01", "00", "100", "\u0661", "\u0662",
 		" ", "  ", "\u00a0", ",", ".", "-", "\u2013", "\u2014", "'", "\u2019", "\"", "\u201c", "(", ")", "[", "]", ":", ";", "!", "?", "/", "&", "_", "\t",
-		"$", "+", "=", "<", "^", "`", "|", "~", "%", "#", "@", "*", "\u00b0", "\u00a9"}
+		"$", "+", "=", "<", "^", "`", "|", "~", "%", "#", "@", "*", "\u00b0", "\u00a9", "\ufffd"}
 	// 20,000 generated strings (fewer after duplicates) besides the records.
 	for gen := 0; gen < 20000; gen++ {
 		n := 1 + rng.Intn(6)
