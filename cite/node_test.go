@@ -1,15 +1,14 @@
 package cite_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind/cite/csl"
+	"github.com/citefind/citefind/internal/nodejs"
 )
 
 // nodeRunner renders documents with citeproc-js — the same
@@ -72,8 +71,7 @@ type nodeResult struct {
 // (nodeRunner); nil, "" when node is not installed.
 func nodeRender(t *testing.T, styles []*csl.Style, doc csl.Document, localeDirs []string) ([]nodeResult, string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
+	if nodejs.Path() == "" {
 		return nil, ""
 	}
 	type cite struct {
@@ -105,20 +103,13 @@ func nodeRender(t *testing.T, styles []*csl.Style, doc csl.Document, localeDirs 
 		jobs = append(jobs, j)
 	}
 	dirs := append(append([]string(nil), localeDirs...), filepath.Join("csl", "dist", "locales"))
-	in, err := json.Marshal(map[string]any{"citeproc": filepath.Join("csl", "dist", "citeproc_commonjs.js"), "localeDirs": dirs, "jobs": jobs})
-	require.NoError(t, err)
-	cmd := exec.CommandContext(t.Context(), node, "-e", nodeRunner)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "node: %s", stderr.String())
 	var res struct {
 		Node    string
 		ICU     string
 		Results []nodeResult
 	}
-	require.NoError(t, json.Unmarshal(out, &res))
+	in := map[string]any{"citeproc": filepath.Join("csl", "dist", "citeproc_commonjs.js"), "localeDirs": dirs, "jobs": jobs}
+	require.NoError(t, nodejs.Run(t.Context(), nodeRunner, in, &res))
 	require.Len(t, res.Results, len(styles))
 	return res.Results, "Node.js " + res.Node + ", ICU " + res.ICU
 }
