@@ -416,17 +416,17 @@ func comparePandoc(t *testing.T, items []json.RawMessage, styles []string, what 
 					alone, err := eng.Render(t.Context(), st, csl.Document{Items: []csl.Item{byID[e.ID]}, Citations: []csl.Citation{{ID: "c", Items: []csl.CiteItem{{ID: e.ID}}}}})
 					require.NoError(t, err)
 					if len(alone.Entries) == 1 {
-						a := labelRe.FindString(got) + labelRe.ReplaceAllString(normText(alone.Entries[0].Text.Text()), "")
+						a := withLabelOf(name, got, normText(alone.Entries[0].Text.Text()))
 						if a == want {
 							why = []string{"depends-on-other-items"}
 						} else if w := explain(name, want, a); w != nil {
 							why = append([]string{"depends-on-other-items"}, w...)
-						} else if pa := pandocAlone(t, stylePath, byID[e.ID]); pa != "" {
+						} else if _, pe := pandocRenderItems(t, stylePath, []json.RawMessage{byID[e.ID].JSON}); pe[e.ID] != "" {
 							// Both engines alone: the other items changed
 							// pandoc's entry (the order of the entries of
 							// one author, and with it which one is
 							// written out and which gets "---").
-							pa = labelRe.FindString(want) + labelRe.ReplaceAllString(pa, "")
+							pa := withLabelOf(name, want, pe[e.ID])
 							if pa == a {
 								why = []string{"depends-on-other-items"}
 							} else if w := explain(name, pa, a); w != nil {
@@ -714,8 +714,7 @@ func numbersSortedBibliography(style string) bool {
 	if !styleUses(style, "citation-number") {
 		return false
 	}
-	v, _ := styleXML.Load(style)
-	bib := bibliographyRe.FindString(v.(string))
+	bib := bibliographyRe.FindString(styleText(style))
 	if !strings.Contains(bib, `variable="citation-number"`) {
 		return false
 	}
@@ -731,15 +730,21 @@ func numbersSortedBibliography(style string) bool {
 // on what a style uses.
 var styleXML sync.Map
 
-// styleUses reports whether the system style named style contains text.
-func styleUses(style, text string) bool {
+// styleText returns the system style file named style ("" when missing).
+func styleText(style string) string {
 	v, ok := styleXML.Load(style)
 	if !ok {
 		b, _ := os.ReadFile(filepath.Join(csl.SystemStyles, style+".csl"))
 		v, _ = styleXML.LoadOrStore(style, string(b))
 	}
-	return strings.Contains(v.(string), text)
+	return v.(string)
 }
+
+// styleUses reports whether the system style named style contains text.
+func styleUses(style, text string) bool { return strings.Contains(styleText(style), text) }
+
+// styleMatches reports whether the system style named style matches re.
+func styleMatches(style string, re *regexp.Regexp) bool { return re.MatchString(styleText(style)) }
 
 var knownDiffs = []knownDiff{
 	// First: the names an enclosing text-case upper-cases for pandoc,
@@ -969,10 +974,7 @@ var knownDiffs = []knownDiff{
 	{"term-capitalized-first", func(_, s string) string { return capitalizeFirstLetter(s) }},
 	{"year-suffix-affixes", func(_, s string) string { return yearSuffixAffixRe.ReplaceAllString(s, "$1)$2") }},
 	{"name-affixes-literal", func(style, s string) string {
-		styleUses(style, "") // loads it
-		v, _ := styleXML.Load(style)
-		src, _ := v.(string)
-		for _, tag := range nameAffixRe.FindAllString(src, -1) {
+		for _, tag := range nameAffixRe.FindAllString(styleText(style), -1) {
 			prefix, suffix := html.UnescapeString(attrValue(tag, "prefix")), html.UnescapeString(attrValue(tag, "suffix"))
 			if prefix+suffix == "" {
 				continue
@@ -1082,13 +1084,6 @@ func attrValue(tag, name string) string {
 	return m[1]
 }
 
-// styleMatches reports whether the system style named style matches re.
-func styleMatches(style string, re *regexp.Regexp) bool {
-	styleUses(style, "") // loads it
-	v, _ := styleXML.Load(style)
-	return re.MatchString(v.(string))
-}
-
 // lowerButLast lowercases all but the last character of s.
 func lowerButLast(s string) string {
 	r := []rune(s)
@@ -1176,16 +1171,35 @@ func applyNorms(style, s string, idx []int, pandoc bool) string {
 	return s
 }
 
-// pandocAlone returns pandoc's entry for item rendered alone in the style.
-func pandocAlone(t *testing.T, stylePath string, item csl.Item) string {
+// withLabelOf gives alone, an entry rendered alone (number 1), the
+// number of entry, its rendering in the document, when the style numbers
+// its entries; otherwise alone as it is (an entry that starts with a year,
+// "2007. Example Press", has no number).
+func withLabelOf(style, entry, alone string) string {
+	if !styleUses(style, `variable="citation-number"`) {
+		return alone
+	}
+	return labelRe.FindString(entry) + labelRe.ReplaceAllString(alone, "")
+}
+
+// pandocRenderItems renders items, each cited once in order, with pandoc
+// in the style at stylePath, in a directory of its own.
+func pandocRenderItems(t *testing.T, stylePath string, items []json.RawMessage) ([]string, map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
-	arr, err := json.Marshal([]json.RawMessage{item.JSON})
+	arr, err := json.Marshal(items)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "items.json"), arr, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "doc.md"), []byte("[@"+item.ID+"]\n"), 0o644))
-	_, entries := pandocRender(t, dir, stylePath, []json.RawMessage{item.JSON})
-	return entries[item.ID]
+	var doc strings.Builder
+	for _, raw := range items {
+		var m struct {
+			ID string `json:"id"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &m))
+		fmt.Fprintf(&doc, "[@%s]\n\n", m.ID)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "doc.md"), []byte(doc.String()), 0o644))
+	return pandocRender(t, dir, stylePath, items)
 }
 
 func pandocVersion(t *testing.T) string {
