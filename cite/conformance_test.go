@@ -531,7 +531,8 @@ const (
 // only: a difference with a direction, such as a period moved into a
 // closing quote by pandoc in one case and by citeproc-js in another.
 var oneSided = map[string]int{"pandoc-title-link": sidePandoc, "name-affixes-literal": sidePandoc, "punctuation-in-quote-in-data": sideCitefind,
-	"comma-in-quote-at-data-end": sideCitefind, "character-reference-in-style": sidePandoc, "et-al-use-last-count": sidePandoc}
+	"comma-in-quote-at-data-end": sideCitefind, "character-reference-in-style": sidePandoc, "et-al-use-last-count": sidePandoc,
+	"initial-before-given-name": sideCitefind}
 
 // side returns on which renderings k applies (sideBoth, sidePandoc, sideCitefind).
 func (k knownDiff) side() int { return oneSided[k.Name] }
@@ -583,7 +584,7 @@ var (
 	// with its label; compoundLabelRe the label alone.
 	// citeproc-js may put a space before the second prefix ("II-298- II–306").
 	compoundPageRe  = regexp.MustCompile(`\b(\p{Lu}+-\d+)[-–] ?(\p{Lu}+)[–\x{2011}-](\d+)\b`)
-	compoundLabelRe = regexp.MustCompile(`\b(?:pp?\.?|[Pp]ages?) (\p{Lu}+-\d+-\p{Lu}+-\d+)`)
+	compoundLabelRe = regexp.MustCompile(`\b(?:pp?\.?|[Pp]ages?|ss?\.) (\p{Lu}+-\d+-\p{Lu}+-\d+)`)
 	// unknownPagesRe: Beebe's "??" for an unknown first or last page, with
 	// the delimiter before it and what follows the dash ("??–??", "1682-??",
 	// pandoc's abbreviated "??–").
@@ -607,13 +608,13 @@ var (
 	// prefixedRangeRe: a range of prefixed pages ("c1–c1", "c1–1", "c1–").
 	prefixedRangeRe = regexp.MustCompile(`\b(\pL)(\d+)–(?:\pL)?(\d*)`)
 	// rangeRe: a numeric range (pageRangeEnd).
-	rangeRe = regexp.MustCompile(`\b(\d+)[–-](\d+)\b`)
+	rangeRe = regexp.MustCompile(`\b(\d+)[–-](\d+)`) // no \b after, as pageRangeRe
 	// titleLinkRe: a period after the closing quote that ends a title.
 	titleLinkRe = regexp.MustCompile(`([^.,])”\.`)
 	// alnumRe: a word of letters and digits (upperDigits).
 	alnumRe      = regexp.MustCompile(`[\pL\d]+`)
 	suffixDotRe  = regexp.MustCompile(`\b(Jr|Sr)\.`)
-	pageRangeRe  = regexp.MustCompile(`\b(\d+)[–-](\d+)\b`)
+	pageRangeRe  = regexp.MustCompile(`\b(\d+)[–-](\d+)`) // no \b after: "287–7doi:" where a style prints the DOI without a space
 	emptyTitleRe = regexp.MustCompile(`([.:?!]) \.`)
 	givenFullRe  = regexp.MustCompile(`(\p{Lu}[\p{L}’'-]+, )(\p{Lu})\p{Ll}+(?:-\p{Ll}+)?( et al\.|,| and| &| \(| \d{4})`)
 	// MLA: "First, Given, Second Name, …, et al." or, every name shown,
@@ -796,6 +797,9 @@ var knownDiffs = []knownDiff{
 	{"empty-element-punctuation", func(_, s string) string {
 		s = delimPrefixQuoteRe.ReplaceAllString(s, "$2”$3")
 		s = delimPrefixRe.ReplaceAllString(s, "$1$2$3")
+		s = spaceAfterQuoteRe.ReplaceAllString(s, "$1$2$3")
+		s = strings.ReplaceAll(s, ";:", ";")
+		s = formattedPeriodRe.ReplaceAllString(s, "$1. ")
 		return delimPrefixMarkRe.ReplaceAllString(s, "$1$2$3")
 	}},
 	// Before rules that rewrite the text around them (markup-in-note's
@@ -974,6 +978,7 @@ var knownDiffs = []knownDiff{
 			// Proceedings", "2018, p." (the period is the layout's).
 			s = emptyPageLabelInRe.ReplaceAllString(s, " $1")
 			s = emptyPageLabelEndRe.ReplaceAllString(s, ",.")
+			s = emptyPageLabelMidRe.ReplaceAllString(s, ",") // "2018, p. , doi:10.1145/…"
 		}
 		if style != "harvard-cite-them-right" {
 			return s
@@ -1020,6 +1025,21 @@ var knownDiffs = []knownDiff{
 		return joinedLastNameRe.ReplaceAllString(s, ", … $1")
 	}},
 	{"partial-each-repeated-name", nil},
+	{"initial-before-given-name", func(style, s string) string {
+		if !styleMatches(style, initializeFalseNoSpaceRe) {
+			return s
+		}
+		return initialBeforeNameRe.ReplaceAllString(s, "$1$2$3")
+	}},
+	{"substitute-macro-name-part", func(style, s string) string {
+		if !styleMatches(style, substituteMacroRe) {
+			return s
+		}
+		if loc := editorLabelRe.FindStringIndex(s); loc != nil {
+			return strings.ToUpper(s[:loc[0]]) + s[loc[0]:]
+		}
+		return s
+	}},
 	{"name-affixes-literal", func(style, s string) string {
 		for _, tag := range nameAffixRe.FindAllString(styleText(style), -1) {
 			prefix, suffix := html.UnescapeString(attrValue(tag, "prefix")), html.UnescapeString(attrValue(tag, "suffix"))
@@ -1045,14 +1065,32 @@ var (
 	// quote ("Title,” . Video"); delimPrefixMarkRe a comma after a
 	// question or exclamation mark, whose delimiter period citeproc-js
 	// drops ("Title? , Video"; "Title? . Video" is emptyTitleRe's).
-	delimPrefixRe      = regexp.MustCompile(`(?:[,;]|(\pL{2})\.) ([.,])( |$)`)
+	delimPrefixRe      = regexp.MustCompile(`(?:[,;] ?|(\pL{2})\. )([.,;])( |$)`)
 	delimPrefixQuoteRe = regexp.MustCompile(`([.,;])” ([.,])( |$)`)
 	delimPrefixMarkRe  = regexp.MustCompile(`([?!]) (,)( |$)`)
+	// spaceAfterQuoteRe: a space delimiter between a closing quote and a
+	// prefix that opens with punctuation ("‘Title’ , Proceedings");
+	// formattedPeriodRe a period that ends formatted text (bold names
+	// ending in "et al.") before a prefix ". ", which pandoc merges and
+	// citeproc-js does not ("et al.. 2004"; not an ellipsis).
+	spaceAfterQuoteRe = regexp.MustCompile(`([’”»]) ([.,;])( |$)`)
+	formattedPeriodRe = regexp.MustCompile(`([^.])\.\. `)
 	// charRefRe: a numeric character reference printed as text ("&#10;").
 	charRefRe = regexp.MustCompile(`&#(?:\d+|x[0-9A-Fa-f]+);`)
 	// etAlUseLastRe: the element that asks for et-al-use-last, with its
 	// et-al-min and et-al-use-first.
 	etAlUseLastRe = regexp.MustCompile(`<[^>]*et-al-use-last="true"[^>]*>`)
+	// substituteMacroRe: a cs:name with an upper-cased name-part whose
+	// cs:substitute calls a macro; editorLabelRe the short label of the
+	// names such a macro prints ("(ed.)", "(eds.)", "(trans.)").
+	substituteMacroRe = regexp.MustCompile(`<name-part [^>]*text-case="uppercase"[^>]*/>\s*</name>\s*(?:<label[^>]*/>\s*)?<substitute>\s*<text macro=`)
+	editorLabelRe     = regexp.MustCompile(`\((?:eds?|trans|tr)\.?\)`)
+	// initializeFalseNoSpaceRe: a cs:name that does not initialize and
+	// writes initials with nothing after them; initialBeforeNameRe an
+	// initial, a space and a given name at the start of a name ("Y Alp
+	// Aslandogan", "and W Bastiaan Kleijn"; not a title's "‘A System").
+	initializeFalseNoSpaceRe = regexp.MustCompile(`<name\s[^>]*(?:initialize="false"[^>]*initialize-with=""|initialize-with=""[^>]*initialize="false")`)
+	initialBeforeNameRe      = regexp.MustCompile(`(^|, |and |& )(\p{Lu}) (\p{Lu}\p{Ll}+)`)
 	// bibliographyTagRe: the cs:bibliography start tag.
 	bibliographyTagRe = regexp.MustCompile(`<bibliography\s[^>]*>`)
 	// beforeEllipsisRe: the name before the ellipsis of et-al-use-last
@@ -1082,6 +1120,7 @@ var (
 	pageLabelRe         = regexp.MustCompile(`<label\s[^>]*variable="page"`)
 	emptyPageLabelInRe  = regexp.MustCompile(`\. (?:Pages?|pp?\.) (in|In)\b`)
 	emptyPageLabelEndRe = regexp.MustCompile(`, pp?\.$`)
+	emptyPageLabelMidRe = regexp.MustCompile(`, pp?\. ?,`)
 )
 
 // localizedMonthRe: the month of a numeric date before its year, as a

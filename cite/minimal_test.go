@@ -40,12 +40,12 @@ func citefindRenderItems(t *testing.T, stylePath string, items []json.RawMessage
 	return got
 }
 
-// minimalStyle is a style whose bibliography has the given attributes
-// and layout.
-func minimalStyle(bibAttrs, layout string) string {
+// minimalStyle is a style with the given macros whose bibliography has
+// the given attributes and layout.
+func minimalStyle(macros, bibAttrs, layout string) string {
 	return `<?xml version="1.0" encoding="utf-8"?>
 <style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0" default-locale="en-US">
-  <info><title>minimal</title><id>minimal</id><updated>2026-11-28T00:00:00+00:00</updated></info>
+  <info><title>minimal</title><id>minimal</id><updated>2026-11-28T00:00:00+00:00</updated></info>` + macros + `
   <citation><layout><text variable="title"/></layout></citation>
   <bibliography` + bibAttrs + `><layout suffix=".">` + layout + `</layout></bibliography>
 </style>
@@ -70,8 +70,8 @@ func TestMinimalStyleDifferences(t *testing.T) {
 	}
 	names := []string{"Ann Aalto", "Bo Berg", "Cy Cruz", "Di Dahl", "Ed Egan", "Fay Frey", "Gus Gill", "Hal Hart"}
 	cases := []struct {
-		name, cause, bibAttrs, layout string
-		items                         []json.RawMessage
+		name, cause, macros, bibAttrs, layout string
+		items                                 []json.RawMessage
 		// pandoc's and citefind's entries by ID, only where they differ.
 		pandoc, citefind map[string]string
 	}{{
@@ -87,6 +87,38 @@ func TestMinimalStyleDifferences(t *testing.T) {
 		items:    []json.RawMessage{book("a", "Title"), book("b", "Title?")},
 		pandoc:   map[string]string{"a": "Title. Video | “Title.” Video | Title, Video | Title. Video.", "b": "Title? Video | “Title?” Video | Title?, Video | Title? Video."},
 		citefind: map[string]string{"a": "Title, . Video | “Title,” . Video | Title. , Video | Title. . Video.", "b": "Title?, . Video | “Title?,” . Video | Title? , Video | Title? . Video."},
+	}, {
+		// The same with other marks: ";" before ":", a space delimiter
+		// after a closing quote, and a period that ends bold text.
+		name: "delimiter meets prefix, other marks", cause: "empty-element-punctuation",
+		layout: `<group delimiter=" | ">
+<group delimiter=";"><text variable="title"/><text variable="medium" prefix=":"/></group>
+<group delimiter=" "><text variable="title" prefix="‘" suffix="’"/><text variable="medium" prefix=", "/></group>
+<group><text variable="title" font-weight="bold" suffix=" et al."/><text variable="medium" prefix=". "/></group>
+</group>`,
+		items:    []json.RawMessage{book("a", "Title")},
+		pandoc:   map[string]string{"a": "Title;Video | ‘Title’, Video | Title et al. Video."},
+		citefind: map[string]string{"a": "Title;:Video | ‘Title’ , Video | Title et al.. Video."},
+	}, {
+		// An initial in the data before a full given name, in a cs:name
+		// that does not initialize and puts nothing after initials:
+		// pandoc joins the two, citeproc-js keeps the space.
+		name: "initial before given name", cause: "initial-before-given-name",
+		layout: `<names variable="author"><name initialize="false" initialize-with=""/></names>`,
+		items: []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"T","author":[{"given":"Y. Alp","family":"Aslandogan"}]}`),
+			json.RawMessage(`{"id":"b","type":"book","title":"T","author":[{"given":"J.P.","family":"Smith"}]}`)},
+		pandoc:   map[string]string{"a": "YAlp Aslandogan."},
+		citefind: map[string]string{"a": "Y Alp Aslandogan."},
+	}, {
+		// Names a macro prints in cs:substitute, with a cs:name of their
+		// own: citeproc-js gives them the name-part formatting of the
+		// substituted cs:name (not its other attributes), pandoc does not.
+		name: "substitute macro", cause: "substitute-macro-name-part",
+		macros:   `<macro name="editor"><names variable="editor"><name/><label form="short" prefix=", (" suffix=")"/></names></macro>`,
+		layout:   `<names variable="author"><name><name-part name="family" text-case="uppercase"/></name><substitute><text macro="editor"/></substitute></names>`,
+		items:    []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"T","editor":[{"given":"Jörg","family":"Ahmed"},{"given":"Li","family":"Brown"}]}`)},
+		pandoc:   map[string]string{"a": "Jörg Ahmed, Li Brown, (eds.)."},
+		citefind: map[string]string{"a": "Jörg AHMED, Li BROWN, (eds.)."},
 	}, {
 		// A character reference escaped in the style file ("&amp;#10;"),
 		// so the attribute's text is "&#10;": pandoc prints it,
@@ -124,7 +156,7 @@ func TestMinimalStyleDifferences(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, fmt.Sprintf("minimal-%d.csl", i))
-			require.NoError(t, os.WriteFile(path, []byte(minimalStyle(c.bibAttrs, c.layout)), 0o644))
+			require.NoError(t, os.WriteFile(path, []byte(minimalStyle(c.macros, c.bibAttrs, c.layout)), 0o644))
 			_, p := pandocRenderItems(t, path, c.items)
 			cf := citefindRenderItems(t, path, c.items)
 			for id := range cf {
@@ -137,7 +169,7 @@ func TestMinimalStyleDifferences(t *testing.T) {
 			}
 			// The classifier reads the style by name from the system
 			// styles; stand the minimal style in for one.
-			styleXML.Store("minimal-test", minimalStyle(c.bibAttrs, c.layout))
+			styleXML.Store("minimal-test", minimalStyle(c.macros, c.bibAttrs, c.layout))
 			defer styleXML.Delete("minimal-test")
 			for id, want := range c.pandoc {
 				assert.Contains(t, explain("minimal-test", want, c.citefind[id]), c.cause, id)
