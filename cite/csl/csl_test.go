@@ -543,6 +543,13 @@ func TestFragmentFormats(t *testing.T) {
 		{"stray tag is text", `<script>alert(1)</script> *x* _y_ # z`, "<script>alert(1)</script> *x* _y_ # z",
 			`\<script\>alert(1)\</script\> \*x\* \_y\_ # z`, `&lt;script&gt;alert(1)&lt;/script&gt; *x* _y_ # z`},
 		{"heading start", `# not a heading`, "# not a heading", `\# not a heading`, "# not a heading"},
+		// Superscript letters keep their superscript characters in plain
+		// text (es-ES, fr-FR ordinals); digits and anything with a
+		// character without one stay as they are.
+		{"superscript letters", `3.<sup>a</sup> edición, 2.<sup>o</sup>, 3<sup>e</sup>, 1<sup>re</sup> éd., <sup>1,2</sup>, <sup>ab1</sup>, x<sup>q</sup>`,
+			"3.ª edición, 2.º, 3ᵉ, 1ʳᵉ éd., 1,2, ab1, xq",
+			"3.<sup>a</sup> edición, 2.<sup>o</sup>, 3<sup>e</sup>, 1<sup>re</sup> éd., <sup>1,2</sup>, <sup>ab1</sup>, x<sup>q</sup>",
+			"3.<sup>a</sup> edición, 2.<sup>o</sup>, 3<sup>e</sup>, 1<sup>re</sup> éd., <sup>1,2</sup>, <sup>ab1</sup>, x<sup>q</sup>"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

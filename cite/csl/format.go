@@ -96,7 +96,13 @@ func (f Fragment) parse() *node {
 const nbspPair = "\u00a0 "
 
 // Text is the fragment as plain text: no markup; a numbered entry's label
-// and body are joined by a space.
+// and body are joined by a space. A superscript of letters keeps its
+// superscript characters (supLetters): citeproc-js writes the locales'
+// ordinal indicators (es-ES "3.ª", fr-FR "3ᵉ", "1ʳᵉ") and any such letter in
+// the data as <sup> around the plain letter, which would read "3.a",
+// "3e" in plain text. Digits stay digits: a style's superscript citation
+// numbers ("text<sup>1,3–5</sup>") have commas and dashes with no
+// superscript form.
 func (f Fragment) Text() string {
 	var b strings.Builder
 	var walk func(n *node)
@@ -104,6 +110,19 @@ func (f Fragment) Text() string {
 		if n.tag == "" {
 			b.WriteString(strings.ReplaceAll(n.text, nbspPair, "  "))
 			return
+		}
+		if n.tag == "sup" {
+			var sb strings.Builder
+			ok := true
+			for _, r := range n.plain() {
+				sup, found := supLetters[r]
+				ok = ok && found
+				sb.WriteRune(sup)
+			}
+			if ok && sb.Len() > 0 {
+				b.WriteString(sb.String())
+				return
+			}
 		}
 		for _, k := range n.kids {
 			walk(k)
@@ -114,6 +133,30 @@ func (f Fragment) Text() string {
 	}
 	walk(f.parse())
 	return cleanSpace(b.String())
+}
+
+// plain is the text under n, without markup.
+func (n *node) plain() string {
+	if n.tag == "" {
+		return n.text
+	}
+	var b strings.Builder
+	for _, k := range n.kids {
+		b.WriteString(k.plain())
+	}
+	return b.String()
+}
+
+// supLetters are the superscript forms of the letters citeproc-js writes
+// as <sup> (its CSL.SUPERSCRIPTS, read backwards): the ordinal indicators
+// ª and º for a and o, as the locales write them, and modifier letters
+// for the rest (Unicode has none for q, C, F, Q, S, V, X, Y, Z).
+var supLetters = map[rune]rune{
+	'a': 'ª', 'o': 'º', 'b': 'ᵇ', 'd': 'ᵈ', 'e': 'ᵉ', 'g': 'ᵍ', 'h': 'ʰ', 'i': 'ⁱ', 'j': 'ʲ',
+	'k': 'ᵏ', 'l': 'ˡ', 'm': 'ᵐ', 'n': 'ⁿ', 'p': 'ᵖ', 'r': 'ʳ', 's': 'ˢ', 't': 'ᵗ', 'u': 'ᵘ',
+	'v': 'ᵛ', 'w': 'ʷ', 'x': 'ˣ', 'y': 'ʸ',
+	'A': 'ᴬ', 'B': 'ᴮ', 'D': 'ᴰ', 'E': 'ᴱ', 'G': 'ᴳ', 'H': 'ᴴ', 'I': 'ᴵ', 'J': 'ᴶ', 'K': 'ᴷ',
+	'L': 'ᴸ', 'M': 'ᴹ', 'N': 'ᴺ', 'O': 'ᴼ', 'P': 'ᴾ', 'R': 'ᴿ', 'T': 'ᵀ', 'U': 'ᵁ', 'W': 'ᵂ',
 }
 
 var spaceRunRe = regexp.MustCompile(`[ \t]*\n[ \t\n]*`)
