@@ -1059,12 +1059,13 @@ var knownDiffs = []knownDiff{
 var (
 	// delimPrefixRe: a delimiter's punctuation, a space, and the
 	// punctuation that opens the next element's prefix ("Title, . Video",
-	// "Title. , 303 U.S."; a period only after a word, not an initial's or
-	// a year's, which are data or a suffix: "L. , mar." and "2011. , in"
-	// are pandoc's "L., mar." and "2011., in"); delimPrefixQuoteRe the same after a closing
-	// quote ("Title,” . Video"); delimPrefixMarkRe a comma after a
-	// question or exclamation mark, whose delimiter period citeproc-js
-	// drops ("Title? , Video"; "Title? . Video" is emptyTitleRe's).
+	// "Title. , 303 U.S."; a period only after a word, not an initial's
+	// or a year's, which are data or a suffix: "L. , mar." and "2011. ,
+	// in" are pandoc's "L., mar." and "2011., in"); delimPrefixQuoteRe the
+	// same after a closing quote ("Title,” . Video"); delimPrefixMarkRe a
+	// comma after a question or exclamation mark, whose delimiter period
+	// citeproc-js drops ("Title? , Video"; "Title? . Video" is
+	// emptyTitleRe's).
 	delimPrefixRe      = regexp.MustCompile(`(?:[,;] ?|(\pL{2})\. )([.,;])( |$)`)
 	delimPrefixQuoteRe = regexp.MustCompile(`([.,;])” ([.,])( |$)`)
 	delimPrefixMarkRe  = regexp.MustCompile(`([?!]) (,)( |$)`)
@@ -1315,9 +1316,9 @@ func upperDigits(s string) string {
 // A Norm written for one cause can match text that another cause has not
 // yet rewritten on one side only (given-names-expanded reads "Test,
 // August," as a name before citeproc-js's "Test, , August" is rewritten
-// by empty-element-punctuation), or rewrite first what a later cause
-// reads otherwise (delimiter-prefix-punctuation and
-// empty-element-punctuation both read ". ,"). So when neither pass
+// by empty-element-punctuation), or rewrite first what a later form
+// reads otherwise (empty-element-punctuation's delimiter form and its
+// other forms both read ". ,"). So when neither pass
 // explains the pair, both are tried again applying a Norm only where it
 // does not move the two renderings further apart (rune edit distance),
 // then only where it brings them closer.
