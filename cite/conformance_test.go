@@ -75,9 +75,17 @@ var (
 // body, an author block and the rest).
 func plain(s string) string {
 	s = strings.ReplaceAll(s, `</div><div`, `</div> <div`)
+	// A superscript of letters as csl.Fragment.Text prints it ("10ᵗʰ").
+	s = supTagRe.ReplaceAllStringFunc(s, func(m string) string {
+		sup, _ := csl.SuperscriptLetters(html.UnescapeString(supTagRe.FindStringSubmatch(m)[1]))
+		return sup
+	})
 	s = html.UnescapeString(tagRe.ReplaceAllString(s, ""))
 	return strings.TrimSpace(wsRe.ReplaceAllString(s, " "))
 }
+
+// supTagRe is a <sup> element without markup inside.
+var supTagRe = regexp.MustCompile(`<sup>([^<]*)</sup>`)
 
 // normText collapses white space: ASCII and every Unicode space separator
 // (no-break spaces, and the narrow no-break space citeproc-js prints

@@ -112,15 +112,8 @@ func (f Fragment) Text() string {
 			return
 		}
 		if n.tag == "sup" {
-			var sb strings.Builder
-			ok := true
-			for _, r := range n.plain() {
-				sup, found := supLetters[r]
-				ok = ok && found
-				sb.WriteRune(sup)
-			}
-			if ok && sb.Len() > 0 {
-				b.WriteString(sb.String())
+			if sup, ok := SuperscriptLetters(n.plain()); ok {
+				b.WriteString(sup)
 				return
 			}
 		}
@@ -157,6 +150,24 @@ var supLetters = map[rune]rune{
 	'v': 'ᵛ', 'w': 'ʷ', 'x': 'ˣ', 'y': 'ʸ',
 	'A': 'ᴬ', 'B': 'ᴮ', 'D': 'ᴰ', 'E': 'ᴱ', 'G': 'ᴳ', 'H': 'ᴴ', 'I': 'ᴵ', 'J': 'ᴶ', 'K': 'ᴷ',
 	'L': 'ᴸ', 'M': 'ᴹ', 'N': 'ᴺ', 'O': 'ᴼ', 'P': 'ᴾ', 'R': 'ᴿ', 'T': 'ᵀ', 'U': 'ᵁ', 'W': 'ᵂ',
+}
+
+// SuperscriptLetters returns s in superscript characters when s is
+// letters that all have one (supLetters), as Text prints a <sup>; else s
+// and false.
+func SuperscriptLetters(s string) (string, bool) {
+	if s == "" {
+		return s, false
+	}
+	var b strings.Builder
+	for _, r := range s {
+		sup, ok := supLetters[r]
+		if !ok {
+			return s, false
+		}
+		b.WriteRune(sup)
+	}
+	return b.String(), true
 }
 
 var spaceRunRe = regexp.MustCompile(`[ \t]*\n[ \t\n]*`)
