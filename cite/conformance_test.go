@@ -999,7 +999,11 @@ var knownDiffs = []knownDiff{
 		}
 		return entryNumberRe.ReplaceAllString(s, "")
 	}},
-	{"superscript-characters", func(_, s string) string {
+	{"ordinal-terms-override", func(style, s string) string {
+		if !styleUses(style, `<term name="ordinal`) {
+			return s
+		}
+		// The suffix in the style's term (3e) or the locale file's (3ᵉ).
 		return strings.Map(func(r rune) rune {
 			if sup, ok := superscripts[r]; ok {
 				return sup
@@ -1140,8 +1144,8 @@ var (
 	localizedDayRe   = regexp.MustCompile(`\b\d{1,2}/((?:\pL+\.?|\d{2})/\d{4})\b`)
 )
 
-// superscripts are the superscript characters citeproc-js prints as
-// <sup> markup around the plain character (superscript-characters).
+// superscripts are superscript characters and their plain letter or
+// digit (ordinal-terms-override).
 var superscripts = map[rune]rune{'ª': 'a', 'º': 'o', '¹': '1', '²': '2', '³': '3', '⁰': '0', 'ⁱ': 'i',
 	'⁴': '4', '⁵': '5', '⁶': '6', '⁷': '7', '⁸': '8', '⁹': '9', 'ⁿ': 'n'}
 

@@ -40,11 +40,15 @@ func citefindRenderItems(t *testing.T, stylePath string, items []json.RawMessage
 	return got
 }
 
-// minimalStyle is a style with the given macros whose bibliography has
-// the given attributes and layout.
-func minimalStyle(macros, bibAttrs, layout string) string {
+// minimalStyle is a style in the locale (en-US when "") with the given
+// macros (or locale blocks) whose bibliography has the given attributes
+// and layout.
+func minimalStyle(locale, macros, bibAttrs, layout string) string {
+	if locale == "" {
+		locale = "en-US"
+	}
 	return `<?xml version="1.0" encoding="utf-8"?>
-<style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0" default-locale="en-US">
+<style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0" default-locale="` + locale + `">
   <info><title>minimal</title><id>minimal</id><updated>2026-11-28T00:00:00+00:00</updated></info>` + macros + `
   <citation><layout><text variable="title"/></layout></citation>
   <bibliography` + bibAttrs + `><layout suffix=".">` + layout + `</layout></bibliography>
@@ -70,8 +74,8 @@ func TestMinimalStyleDifferences(t *testing.T) {
 	}
 	names := []string{"Ann Aalto", "Bo Berg", "Cy Cruz", "Di Dahl", "Ed Egan", "Fay Frey", "Gus Gill", "Hal Hart"}
 	cases := []struct {
-		name, cause, macros, bibAttrs, layout string
-		items                                 []json.RawMessage
+		name, cause, locale, macros, bibAttrs, layout string
+		items                                         []json.RawMessage
 		// pandoc's and citefind's entries by ID, only where they differ.
 		pandoc, citefind map[string]string
 	}{{
@@ -109,6 +113,19 @@ func TestMinimalStyleDifferences(t *testing.T) {
 			json.RawMessage(`{"id":"b","type":"book","title":"T","author":[{"given":"J.P.","family":"Smith"}]}`)},
 		pandoc:   map[string]string{"a": "YAlp Aslandogan."},
 		citefind: map[string]string{"a": "Y Alp Aslandogan."},
+	}, {
+		// A fr-FR style whose locale block defines ordinal-01 … ordinal-04
+		// (le-mouvement-social's "ère", "e"): pandoc prints the style's
+		// terms, citeproc-js the locale file's ("ᵉ", as <sup>e</sup>; its
+		// fr-FR ordinals have gender forms). In an en-US style both print
+		// the style's.
+		name: "ordinal terms", cause: "ordinal-terms-override",
+		locale: "fr-FR",
+		macros: `<locale xml:lang="fr"><terms><term name="ordinal-01">ère</term><term name="ordinal-02">e</term>` +
+			`<term name="ordinal-03">e</term><term name="ordinal-04">e</term></terms></locale>`,
+		layout: `<number variable="edition" form="ordinal"/>`,
+		items:  []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"T","edition":"3"}`)},
+		pandoc: map[string]string{"a": "3e."}, citefind: map[string]string{"a": "3ᵉ."},
 	}, {
 		// Names a macro prints in cs:substitute, with a cs:name of their
 		// own: citeproc-js gives them the name-part formatting of the
@@ -156,7 +173,7 @@ func TestMinimalStyleDifferences(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, fmt.Sprintf("minimal-%d.csl", i))
-			require.NoError(t, os.WriteFile(path, []byte(minimalStyle(c.macros, c.bibAttrs, c.layout)), 0o644))
+			require.NoError(t, os.WriteFile(path, []byte(minimalStyle(c.locale, c.macros, c.bibAttrs, c.layout)), 0o644))
 			_, p := pandocRenderItems(t, path, c.items)
 			cf := citefindRenderItems(t, path, c.items)
 			for id := range cf {
@@ -169,7 +186,7 @@ func TestMinimalStyleDifferences(t *testing.T) {
 			}
 			// The classifier reads the style by name from the system
 			// styles; stand the minimal style in for one.
-			styleXML.Store("minimal-test", minimalStyle(c.macros, c.bibAttrs, c.layout))
+			styleXML.Store("minimal-test", minimalStyle(c.locale, c.macros, c.bibAttrs, c.layout))
 			defer styleXML.Delete("minimal-test")
 			for id, want := range c.pandoc {
 				assert.Contains(t, explain("minimal-test", want, c.citefind[id]), c.cause, id)
