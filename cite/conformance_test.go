@@ -780,10 +780,7 @@ var knownDiffs = []knownDiff{
 		if !styleMatches(style, uppercaseMacroRe) {
 			return s
 		}
-		if loc := firstYearRe.FindStringIndex(s); loc != nil {
-			return strings.ToUpper(s[:loc[0]]) + s[loc[0]:]
-		}
-		return s
+		return upperBefore(s, firstYearRe)
 	}},
 	// Before given-names-expanded, which reads "Davis, Jr" as a given name.
 	{"comma-suffix-separator", func(style, s string) string {
@@ -1047,10 +1044,7 @@ var knownDiffs = []knownDiff{
 		if !styleMatches(style, substituteMacroRe) {
 			return s
 		}
-		if loc := editorLabelRe.FindStringIndex(s); loc != nil {
-			return strings.ToUpper(s[:loc[0]]) + s[loc[0]:]
-		}
-		return s
+		return upperBefore(s, editorLabelRe) // the names before their label
 	}},
 	{"name-affixes-literal", func(style, s string) string {
 		for _, tag := range nameAffixRe.FindAllString(styleText(style), -1) {
@@ -1177,6 +1171,15 @@ func capitalizeFirstLetter(s string) string {
 			}
 			return s
 		}
+	}
+	return s
+}
+
+// upperBefore upper-cases s before the first match of re (names an
+// engine upper-cased and the other did not); s as it is without a match.
+func upperBefore(s string, re *regexp.Regexp) string {
+	if loc := re.FindStringIndex(s); loc != nil {
+		return strings.ToUpper(s[:loc[0]]) + s[loc[0]:]
 	}
 	return s
 }

@@ -13,8 +13,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/citefind/citefind/cite/csl"
 )
 
 // typeAnyStyle rewrites a CSL style so that an engine following CSL 1.0.2
@@ -294,22 +292,7 @@ func TestTypeConditionAny(t *testing.T) {
 	rw := filepath.Join(dir, "rewritten.csl")
 	require.NoError(t, os.WriteFile(rw, []byte(rewritten), 0o644))
 
-	r := csl.DefaultResolver(func(string) string { return "" })
-	eng := csl.New(csl.Options{Resolver: r})
-	st, err := eng.Style(orig)
-	require.NoError(t, err)
-	var doc csl.Document
-	for i, raw := range items {
-		id := string('a' + rune(i))
-		doc.Items = append(doc.Items, csl.Item{ID: id, JSON: raw})
-		doc.Citations = append(doc.Citations, csl.Citation{ID: "c" + id, Items: []csl.CiteItem{{ID: id}}})
-	}
-	out, err := eng.Render(t.Context(), st, doc)
-	require.NoError(t, err)
-	got := map[string]string{}
-	for _, e := range out.Entries {
-		got[e.ID] = normText(e.Text.Text())
-	}
+	got := citefindRenderItems(t, orig, items)
 	assert.Equal(t, map[string]string{"a": "A book [book or report] [with publisher].",
 		"b": "B report [book or report].", "c": "C article [else] [neither]."}, got)
 	_, pandocOrig := pandocRenderItems(t, orig, items)
@@ -354,18 +337,7 @@ func TestSubstituteFirstStyle(t *testing.T) {
 	orig, rw := filepath.Join(dir, "orig.csl"), filepath.Join(dir, "rewritten.csl")
 	require.NoError(t, os.WriteFile(orig, []byte(substituteTestStyle), 0o644))
 	require.NoError(t, os.WriteFile(rw, []byte(got), 0o644))
-	eng := csl.New(csl.Options{Resolver: csl.DefaultResolver(func(string) string { return "" })})
-	st, err := eng.Style(orig)
-	require.NoError(t, err)
-	out, err := eng.Render(t.Context(), st, csl.Document{
-		Items:     []csl.Item{{ID: "a", JSON: items[0]}, {ID: "b", JSON: items[1]}},
-		Citations: []csl.Citation{{ID: "ca", Items: []csl.CiteItem{{ID: "a"}}}, {ID: "cb", Items: []csl.CiteItem{{ID: "b"}}}},
-	})
-	require.NoError(t, err)
-	cf := map[string]string{}
-	for _, e := range out.Entries {
-		cf[e.ID] = normText(e.Text.Text())
-	}
+	cf := citefindRenderItems(t, orig, items)
 	assert.Equal(t, map[string]string{"a": "P T: A.", "b": "B."}, cf)
 	_, po := pandocRenderItems(t, orig, items)
 	assert.Equal(t, "PA.", po["a"], "pandoc substitutes the whole branch")
