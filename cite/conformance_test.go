@@ -74,7 +74,7 @@ var (
 // by a space, as csl.Fragment.Text does (a numbered entry's label and
 // body, an author block and the rest).
 func plain(s string) string {
-	s = strings.ReplaceAll(s, `</div><div`, `</div> <div`)
+	s = blockBoundaryRe.ReplaceAllString(s, `</div> $1<div`)
 	// A superscript of letters as csl.Fragment.Text prints it ("10ᵗʰ").
 	s = supTagRe.ReplaceAllStringFunc(s, func(m string) string {
 		sup, _ := csl.SuperscriptLetters(html.UnescapeString(supTagRe.FindStringSubmatch(m)[1]))
@@ -82,6 +82,22 @@ func plain(s string) string {
 	})
 	s = html.UnescapeString(tagRe.ReplaceAllString(s, ""))
 	return strings.TrimSpace(wsRe.ReplaceAllString(s, " "))
+}
+
+// blockBoundaryRe is the end of a block and the start of the next, with
+// the tags that open around the next one between them (pandoc wraps a
+// block that holds only a URL in its link: `</div><a href="…"><div`).
+var blockBoundaryRe = regexp.MustCompile(`</div>((?:<[a-z][^>]*>)*)<div`)
+
+// numberLabelRe is a citation number that opens an entry ("179. ", "[3] ").
+var numberLabelRe = regexp.MustCompile(`^[\[(]?\d{1,3}[.)\]]? `)
+
+// TestPlainBlocks checks that plain separates a style's blocks by a
+// space, also where pandoc wraps a block in its link.
+func TestPlainBlocks(t *testing.T) {
+	assert.Equal(t, "Blog,. https://example.org/1", plain(`<div class="csl-block">Blog,.</div><a href="https://example.org/1"><div class="csl-block"><em>https://example.org/1</em></div></a>`))
+	assert.Equal(t, "1. Aa, B. Title.", plain(`<div class="csl-left-margin">1. </div><div class="csl-right-inline">Aa, B. <i>Title</i>.</div>`))
+	assert.Equal(t, "Blog,.https://example.org/1", plain(`Blog,.<a href="https://example.org/1">https://example.org/1</a>`), "inline links stay joined")
 }
 
 // supTagRe is a <sup> element without markup inside.
@@ -802,6 +818,7 @@ var knownDiffs = []knownDiff{
 	{"empty-element-punctuation", func(_, s string) string {
 		s = delimPrefixQuoteRe.ReplaceAllString(s, "$2”$3")
 		s = delimPrefixRe.ReplaceAllString(s, "$1$2$3")
+		s = delimQuotePrefixRe.ReplaceAllString(s, "$1$2")
 		s = spaceAfterQuoteRe.ReplaceAllString(s, "$1$2$3")
 		s = strings.ReplaceAll(s, ";:", ";")
 		s = formattedPeriodRe.ReplaceAllString(s, "$1. ")
@@ -1016,7 +1033,14 @@ var knownDiffs = []knownDiff{
 	{"localized-date-part-form", func(_, s string) string {
 		return localizedMonthRe.ReplaceAllString(localizedDayRe.ReplaceAllString(s, "D/$1"), "M/$1")
 	}},
-	{"term-capitalized-first", func(_, s string) string { return capitalizeFirstLetter(s) }},
+	{"term-capitalized-first", func(style, s string) string {
+		// After the citation number of a numbered style too ("179. in
+		// Proceedings" → "179. In Proceedings"), not after a year.
+		if loc := numberLabelRe.FindStringIndex(s); loc != nil && styleUses(style, `variable="citation-number"`) {
+			return s[:loc[1]] + capitalizeFirstLetter(s[loc[1]:])
+		}
+		return capitalizeFirstLetter(s)
+	}},
 	{"year-suffix-affixes", func(_, s string) string { return yearSuffixAffixRe.ReplaceAllString(s, "$1)$2") }},
 	{"character-reference-in-style", func(style, s string) string {
 		if !styleUses(style, "&amp;#") {
@@ -1080,8 +1104,12 @@ var (
 	// formattedPeriodRe a period that ends formatted text (bold names
 	// ending in "et al.") before a prefix ". ", which pandoc merges and
 	// citeproc-js does not ("et al.. 2004"; not an ellipsis).
-	spaceAfterQuoteRe = regexp.MustCompile(`([’”»]) ([.,;])( |$)`)
-	formattedPeriodRe = regexp.MustCompile(`([^.])\.\. `)
+	// delimQuotePrefixRe: a delimiter ". " before a prefix that opens
+	// with a comma and a closing quote (",” " after an empty quoted title:
+	// "(1993). ,” Journal", pandoc's "(1993),” Journal").
+	delimQuotePrefixRe = regexp.MustCompile(`\. (,”)( |$)`)
+	spaceAfterQuoteRe  = regexp.MustCompile(`([’”»]) ([.,;])( |$)`)
+	formattedPeriodRe  = regexp.MustCompile(`([^.])\.\. `)
 	// charRefRe: a numeric character reference printed as text ("&#10;").
 	charRefRe = regexp.MustCompile(`&#(?:\d+|x[0-9A-Fa-f]+);`)
 	// etAlUseLastRe: the element that asks for et-al-use-last, with its

@@ -168,6 +168,27 @@ func TestMinimalStyleDifferences(t *testing.T) {
 		items:    []json.RawMessage{book("d", "D", "A Zed"), book("e", "E", "A Zed", "B Two", "A Zed")},
 		pandoc:   map[string]string{"e": "———, B Two, and ——— E."},
 		citefind: map[string]string{"e": "———, B Two, and A Zed E."},
+	}, {
+		// The fifth held-out set. A term that opens an entry after its
+		// citation number: citeproc-js capitalises it as at the start of a
+		// sentence (not after a year, nor after an empty cs:names in the
+		// layout; after an empty macro, as here and in e3s, it does),
+		// pandoc prints the locale's.
+		name: "term after citation number", cause: "term-capitalized-first",
+		macros: `<macro name="author"><names variable="author"/></macro>`,
+		layout: `<text variable="citation-number" suffix=". "/><text macro="author"/><text term="in"/><text variable="container-title" prefix=" "/>`,
+		items: []json.RawMessage{json.RawMessage(`{"id":"a","type":"paper-conference","container-title":"Proceedings of Things"}`),
+			json.RawMessage(`{"id":"b","type":"paper-conference","container-title":"Proceedings of Others","author":[{"family":"Aa","given":"B"}]}`)},
+		pandoc:   map[string]string{"a": "1. in Proceedings of Things."},
+		citefind: map[string]string{"a": "1. In Proceedings of Things."},
+	}, {
+		// A delimiter ". " before a prefix that opens with a comma and a
+		// closing quote (the ",” " after an empty quoted title): pandoc
+		// drops the delimiter, citeproc-js prints both.
+		name: "delimiter meets quote prefix", cause: "empty-element-punctuation",
+		layout: `<group delimiter=". "><date variable="issued" form="numeric" date-parts="year" prefix="(" suffix=")"/><text variable="container-title" prefix=",” "/></group>`,
+		items:  []json.RawMessage{json.RawMessage(`{"id":"a","type":"article-journal","container-title":"Journal","issued":{"date-parts":[[1993]]}}`)},
+		pandoc: map[string]string{"a": "(1993),” Journal."}, citefind: map[string]string{"a": "(1993). ,” Journal."},
 	}}
 	dir := t.TempDir()
 	for i, c := range cases {
