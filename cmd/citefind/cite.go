@@ -26,7 +26,8 @@ func (c *citeCmd) Synopsis() string {
 }
 
 const citeUsage = `Usage: citefind cite [--db DIR] [--style NAME|FILE.csl] [--format md|text|html]
-                    [--lenient] [--session FILE]... [--no-track] [--bib-out FILE] FILE... | -
+                    [--lenient] [--session FILE]... [--no-track] [--bib-out FILE]
+                    [--timeout DURATION] FILE... | -
 
 Replaces the placeholders [[cite:ID]], ⟦cite:ID⟧, [[cite:ID1,ID2]],
 [[cite:PRIMARY|SECONDARY]] and [[cite:ID "quoted words"]] of a draft with
@@ -49,6 +50,9 @@ Unknown IDs are an error listing each with line:column (--lenient keeps their
 placeholders, marked ⚠). Warnings (missing author or year, quotes that do
 not match the paper, IDs not among --session's candidates) go to stderr.
 --bib-out writes the bibliography as .md, .txt, .html, .bib (BibTeX) or .json (CSL-JSON).
+--timeout stops a render that has not finished by then (default: no limit;
+Ctrl-C always stops it): a style that disambiguates names over many
+similar authors can make citeproc-js run for minutes, as it would in Zotero.
 
 Usage tracking: each --session FILE (repeatable) holds the searches behind
 the draft, the JSON of earlier ` + "`citefind query --json`" + ` runs. A successful run
@@ -66,9 +70,13 @@ func (c *citeCmd) Run(ctx context.Context, args []string) error {
 	fs.Var(&sessions, "session", "`FILE` with the JSON of an earlier `citefind query --json` (repeatable): flag cited papers no session retrieved, and record the searches")
 	noTrack := fs.Bool("no-track", false, "do not record the draft's citations and searches in the store (citefind stats)")
 	bibOut := fs.String("bib-out", "", "also write the bibliography to `FILE` (.md, .txt, .bib, .json)")
+	timeout := fs.Duration("timeout", 0, "give up when citations and bibliography are not rendered within `DURATION` (0: no limit)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	if *timeout < 0 {
+		return usageErr("cite: --timeout must not be negative, got %s", *timeout)
 	}
 	if len(pos) == 0 {
 		return usageErr("cite: no FILE given (pass a file, or - to read standard input)")
@@ -137,8 +145,17 @@ func (c *citeCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	res, err := cite.Resolve(ctx, doc, store, opts)
+	rctx := ctx
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	res, err := cite.Resolve(rctx, doc, store, opts)
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("cite: style %s: rendering did not finish within --timeout %s: %w", *styleName, *timeout, context.DeadlineExceeded)
+		}
 		var ue *cite.UnknownIDError
 		var el cite.ErrorList
 		if errors.As(err, &ue) || errors.As(err, &el) || errors.Is(err, csl.ErrBadItem) || cite.IsStyleError(err) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,4 +62,16 @@ func TestCiteCommand(t *testing.T) {
 
 	_, _, err = cli(t, draft, "cite", "--db", db, "--style", "nope", "-")
 	require.ErrorIs(t, err, cite.ErrUnknownStyle)
+
+	// --timeout: a deadline that has passed before rendering starts stops
+	// it with an error that names the flag; a negative one is refused.
+	_, _, err = cli(t, draft, "cite", "--db", db, "--timeout", "1ns", "--no-track", "-")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "style apa: rendering did not finish within --timeout 1ns")
+	_, _, err = cli(t, draft, "cite", "--db", db, "--timeout", "-1s", "-")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--timeout must not be negative")
+	out, _, err = cli(t, draft, "cite", "--db", db, "--timeout", "5m", "--no-track", "--style", "ieee", "-")
+	require.NoError(t, err)
+	assert.Contains(t, out, "[1] G. V. Cormack")
 }
