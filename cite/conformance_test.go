@@ -89,9 +89,6 @@ func plain(s string) string {
 // block that holds only a URL in its link: `</div><a href="…"><div`).
 var blockBoundaryRe = regexp.MustCompile(`</div>((?:<[a-z][^>]*>)*)<div`)
 
-// numberLabelRe is a citation number that opens an entry ("179. ", "[3] ").
-var numberLabelRe = regexp.MustCompile(`^[\[(]?\d{1,3}[.)\]]? `)
-
 // TestPlainBlocks checks that plain separates a style's blocks by a
 // space, also where pandoc wraps a block in its link.
 func TestPlainBlocks(t *testing.T) {
@@ -1110,6 +1107,9 @@ var (
 	delimQuotePrefixRe = regexp.MustCompile(`\. (,”)( |$)`)
 	spaceAfterQuoteRe  = regexp.MustCompile(`([’”»]) ([.,;])( |$)`)
 	formattedPeriodRe  = regexp.MustCompile(`([^.])\.\. `)
+	// numberLabelRe: a citation number that opens an entry ("179. ",
+	// "[3] "; term-capitalized-first).
+	numberLabelRe = regexp.MustCompile(`^[\[(]?\d{1,3}[.)\]]? `)
 	// charRefRe: a numeric character reference printed as text ("&#10;").
 	charRefRe = regexp.MustCompile(`&#(?:\d+|x[0-9A-Fa-f]+);`)
 	// etAlUseLastRe: the element that asks for et-al-use-last, with its
