@@ -189,6 +189,68 @@ func TestMinimalStyleDifferences(t *testing.T) {
 		layout: `<group delimiter=". "><date variable="issued" form="numeric" date-parts="year" prefix="(" suffix=")"/><text variable="container-title" prefix=",” "/></group>`,
 		items:  []json.RawMessage{json.RawMessage(`{"id":"a","type":"article-journal","container-title":"Journal","issued":{"date-parts":[[1993]]}}`)},
 		pandoc: map[string]string{"a": "(1993),” Journal."}, citefind: map[string]string{"a": "(1993). ,” Journal."},
+	}, {
+		// The sixth held-out set. A cs:label of the locator in a
+		// bibliography, where no item has a locator: citeproc-js prints
+		// it before the page, run on ("pp.122–127"), pandoc nothing (CSL
+		// 1.0.2: a label is printed only when its variable is not empty).
+		name: "locator label in bibliography", cause: "locator-label-in-bibliography",
+		layout: `<group><label plural="always" variable="locator" form="short"/><text variable="page"/></group>`,
+		items: []json.RawMessage{json.RawMessage(`{"id":"a","type":"article-journal","page":"122-127"}`),
+			json.RawMessage(`{"id":"b","type":"article-journal","title":"T"}`)},
+		pandoc:   map[string]string{"a": "122–127."},
+		citefind: map[string]string{"a": "pp.122–127."},
+	}, {
+		// A cs:group of a literal and a date whose date-parts the item
+		// does not have (a month, a year-only date): pandoc prints the
+		// literal (the date variable is not empty), citeproc-js
+		// suppresses the group (the date printed nothing).
+		name: "group of a date rendered empty", cause: "group-date-rendered-empty",
+		macros: `<macro name="day"><date variable="issued"><date-part name="month"/></date></macro>`,
+		layout: `<text variable="title" suffix="."/><group prefix=" "><text variable="volume"/><text value=": "/><text macro="day"/></group>`,
+		items: []json.RawMessage{json.RawMessage(`{"id":"a","type":"article-journal","title":"Title","issued":{"date-parts":[[2020]]}}`),
+			json.RawMessage(`{"id":"b","type":"article-journal","title":"Title"}`)},
+		pandoc:   map[string]string{"a": "Title. :"},
+		citefind: map[string]string{"a": "Title."},
+	}, {
+		// text-case on the family name-part and a particle printed after
+		// the given name ("Hooft, Gerard ’t"): pandoc capitalises the
+		// particle, citeproc-js does not.
+		name: "family case on particle", cause: "name-part-case-on-particle",
+		layout:   `<names variable="author"><name name-as-sort-order="all"><name-part name="family" text-case="capitalize-first"/></name></names>`,
+		items:    []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"T","author":[{"given":"Gerard","family":"Hooft","non-dropping-particle":"’t"}]}`)},
+		pandoc:   map[string]string{"a": "Hooft, Gerard ’T."},
+		citefind: map[string]string{"a": "Hooft, Gerard ’t."},
+	}, {
+		// The anonymous term on a condition that the author and the
+		// editor are empty, after the editor stood in for the author:
+		// pandoc tests the substituted editor as empty and prints the
+		// term, citeproc-js does not (substituted-variable-condition).
+		name: "anonymous after substituted editor", cause: "substituted-variable-condition",
+		macros:   `<macro name="anon"><choose><if variable="author editor" match="none"><text term="anonymous" form="short" text-case="capitalize-first"/></if></choose></macro>`,
+		layout:   `<names variable="author"><name/><label form="short" prefix=" (" suffix=")"/><substitute><names variable="editor"/></substitute></names><text macro="anon"/><text variable="title" prefix=" "/>`,
+		items:    []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"T","editor":[{"given":"Jane","family":"Doe"}]}`)},
+		pandoc:   map[string]string{"a": "Jane Doe (ed.)Anon. T."},
+		citefind: map[string]string{"a": "Jane Doe (ed.) T."},
+	}, {
+		// A colon or semicolon suffix before the layout's period, the
+		// element after it empty: pandoc drops the period, citeproc-js
+		// keeps it (after the suffix's space, too).
+		name: "mark before final period", cause: "empty-element-punctuation",
+		layout: `<text variable="publisher" suffix="; "/><text variable="volume" suffix=":"/><date variable="issued" form="numeric" date-parts="year"/>`,
+		items: []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"T","publisher":"Springer"}`),
+			json.RawMessage(`{"id":"b","type":"book","title":"T","volume":"32"}`)},
+		pandoc:   map[string]string{"a": "Springer;", "b": "32:"},
+		citefind: map[string]string{"a": "Springer; .", "b": "32:."},
+	}, {
+		// An abbreviated title before a given name, in a cs:name that
+		// does not initialize and puts nothing after initials: pandoc
+		// takes "Dr." for an initial and joins it to the name.
+		name: "title before given name", cause: "initial-before-given-name",
+		layout:   `<names variable="author"><name initialize="false" initialize-with=""/></names>`,
+		items:    []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"T","author":[{"given":"Dr. Wendy W.","family":"Tay"}]}`)},
+		pandoc:   map[string]string{"a": "DrWendy W Tay."},
+		citefind: map[string]string{"a": "Dr Wendy W Tay."},
 	}}
 	dir := t.TempDir()
 	for i, c := range cases {
