@@ -359,3 +359,58 @@ func TestResolveStyles(t *testing.T) {
 	require.ErrorIs(t, err, csl.ErrBadStyle)
 	assert.Contains(t, err.Error(), "bad.csl:1")
 }
+
+// A paper the style prints nothing for is rendered as citeproc-js renders
+// it (Zotero's "[CSL STYLE ERROR: …]" in a citation, no entry or an
+// empty one in the bibliography) and gets a warning at its first
+// citation; papers the style prints get none.
+func TestResolveNoPrintedForm(t *testing.T) {
+	st := testStore()
+	st.papers["blank"] = corpus.Paper{ID: "h:blank", Type: "patent"}
+	doc := "A [[cite:smith2020]] b [[cite:blank]] c [[cite:smith2020,blank]].\n"
+	kinds := func(res *cite.Result) []string {
+		var out []string
+		for _, w := range res.Warnings {
+			if w.Kind == "no-printed-form" {
+				out = append(out, w.String())
+			}
+		}
+		return out
+	}
+
+	res, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Style: cite.MLA, Format: cite.Text})
+	require.NoError(t, err)
+	assert.Contains(t, res.Text, "b ("+csl.NoPrintedForm+") c")
+	assert.NotContains(t, res.Text, "\n\n\n\n", "no empty entry")
+	assert.Equal(t, []string{
+		`1:31: h:blank: style modern-language-association prints nothing for this citation: citeproc-js wrote "` + csl.NoPrintedForm + `" (the record lacks every field the style cites it by)`,
+		"1:31: h:blank: style modern-language-association prints no bibliography entry for it (the style leaves its type out, or the record lacks the fields the entry needs)",
+	}, kinds(res))
+
+	// A numbered style prints the number and nothing after it.
+	res, err = cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Style: cite.IEEE, Format: cite.HTML})
+	require.NoError(t, err)
+	assert.Contains(t, res.Text, `<div class="csl-entry"><div class="csl-left-margin">[2]</div></div>`)
+	assert.Equal(t, []string{"1:31: h:blank: style ieee prints no bibliography entry for it (the style leaves its type out, or the record lacks the fields the entry needs)"}, kinds(res))
+
+	// Without the blank paper, no such warning.
+	res, err = cite.Resolve(t.Context(), "A [[cite:smith2020]] b [[cite:doe2022]].\n", st, cite.Options{Engine: engine, Style: cite.MLA})
+	require.NoError(t, err)
+	assert.Empty(t, kinds(res))
+}
+
+func TestFragmentPrintsNothing(t *testing.T) {
+	for f, want := range map[csl.Fragment]bool{
+		``:                                       true,
+		`<div class="csl-left-margin">[2]</div>`: true,
+		`<div class="csl-left-margin">[2]</div><div class="csl-right-inline"> </div>`: true,
+		`(` + csl.Fragment(csl.NoPrintedForm) + `)`:                                   true,
+		`[NO_PRINTED_FORM]`: true,
+		`<div class="csl-left-margin">[3]</div><div class="csl-right-inline">2001.</div>`: false,
+		`2001.`:          false,
+		`<i>Title</i>`:   false,
+		"\u00a0<i> </i>": true,
+	} {
+		assert.Equal(t, want, f.PrintsNothing(), "%q", f)
+	}
+}

@@ -49,7 +49,7 @@ type Options struct {
 type Warning struct {
 	Line, Col int
 	ID        string
-	Kind      string // "missing-metadata", "quote", "not-retrieved", "unknown-id"
+	Kind      string // "missing-metadata", "quote", "not-retrieved", "unknown-id", "no-printed-form"
 	Msg       string
 }
 
@@ -336,6 +336,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 		bib.Entries = append(bib.Entries, opts.Format.render(e.Text))
 	}
 	res.Bibliography = bib
+	res.Warnings = append(res.Warnings, noPrintedForm(d, clusterOf, out, st.Name, papers)...)
 	anchored := opts.Format != Text
 	var edits []edit
 	for ci, c := range d.Citations {
@@ -369,6 +370,63 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	}
 	res.Text = text
 	return res, nil
+}
+
+// noPrintedForm warns about the papers the style prints nothing for:
+// citations that came out as citeproc-js's NoPrintedForm, and cited
+// papers whose bibliography entry is missing or empty (a style may leave
+// a type out of its bibliography, or need a field the record lacks).
+// Each warning is at the paper's first citation.
+func noPrintedForm(d *Document, clusterOf []int, out *csl.Rendered, style string, papers map[string]corpus.Paper) []Warning {
+	var ws []Warning
+	type pos struct{ line, col int }
+	first := map[string]pos{}
+	var order []string
+	for ci, c := range d.Citations {
+		if clusterOf[ci] < 0 {
+			continue
+		}
+		for _, it := range c.Items {
+			for _, q := range []struct {
+				id        string
+				line, col int
+			}{{it.ID, it.Line, it.Col}, {it.Secondary, it.SecLine, it.SecCol}} {
+				if q.id == "" {
+					continue
+				}
+				id := papers[q.id].ID
+				if _, ok := first[id]; !ok {
+					first[id] = pos{q.line, q.col}
+					order = append(order, id)
+				}
+			}
+		}
+		if clusterOf[ci] < len(out.Citations) && out.Citations[clusterOf[ci]].PrintsNothing() {
+			ids := make([]string, len(c.Items))
+			for i, it := range c.Items {
+				ids[i] = papers[it.ID].ID
+			}
+			ws = append(ws, Warning{Line: c.Items[0].Line, Col: c.Items[0].Col, ID: strings.Join(ids, ","), Kind: "no-printed-form",
+				Msg: fmt.Sprintf("style %s prints nothing for this citation: citeproc-js wrote %q (the record lacks every field the style cites it by)", style, csl.NoPrintedForm)})
+		}
+	}
+	if !out.HasBibliography {
+		return ws
+	}
+	printed := map[string]bool{}
+	for _, e := range out.Entries {
+		if !e.Text.PrintsNothing() {
+			printed[e.ID] = true
+		}
+	}
+	for _, id := range order {
+		if !printed[id] {
+			p := first[id]
+			ws = append(ws, Warning{Line: p.line, Col: p.col, ID: id, Kind: "no-printed-form",
+				Msg: fmt.Sprintf("style %s prints no bibliography entry for it (the style leaves its type out, or the record lacks the fields the entry needs)", style)})
+		}
+	}
+	return ws
 }
 
 // checkCtx returns ctx's error at every 256th citation i.

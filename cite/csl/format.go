@@ -128,6 +128,40 @@ func (f Fragment) Text() string {
 	return cleanSpace(b.String())
 }
 
+// NoPrintedForm is what citeproc-js writes for a citation, or a numbered
+// bibliography entry, of an item the style prints nothing for (Zotero
+// shows the same); noPrintedFormShort is its other form.
+const (
+	NoPrintedForm      = "[CSL STYLE ERROR: reference with no printed form.]"
+	noPrintedFormShort = "[NO_PRINTED_FORM]"
+)
+
+// PrintsNothing reports whether the fragment shows nothing of its item:
+// it is empty apart from a numbered entry's label (its csl-left-margin
+// block), or it is citeproc-js's NoPrintedForm.
+func (f Fragment) PrintsNothing() bool {
+	s := string(f)
+	if strings.Contains(s, NoPrintedForm) || strings.Contains(s, noPrintedFormShort) {
+		return true
+	}
+	var walk func(n *node) bool // whether n shows any text
+	walk = func(n *node) bool {
+		if n.tag == "" {
+			return strings.TrimSpace(n.text) != "" // TrimSpace takes no-break spaces too
+		}
+		if n.tag == "div" && n.class == "csl-left-margin" {
+			return false
+		}
+		for _, k := range n.kids {
+			if walk(k) {
+				return true
+			}
+		}
+		return false
+	}
+	return !walk(f.parse())
+}
+
 // plain is the text under n, without markup.
 func (n *node) plain() string {
 	if n.tag == "" {

@@ -48,7 +48,8 @@ again changes nothing), html (sanitised fragments, also re-resolvable), text.
 
 Unknown IDs are an error listing each with line:column (--lenient keeps their
 placeholders, marked ⚠). Warnings (missing author or year, quotes that do
-not match the paper, IDs not among --session's candidates) go to stderr.
+not match the paper, IDs not among --session's candidates, papers the
+style prints nothing for) go to stderr.
 --bib-out writes the bibliography as .md, .txt, .html, .bib (BibTeX) or .json (CSL-JSON).
 --timeout stops a render that has not finished by then (default: no limit;
 Ctrl-C always stops it): a style that disambiguates names over many
