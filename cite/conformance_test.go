@@ -796,6 +796,17 @@ func styleUses(style, text string) bool { return strings.Contains(styleText(styl
 // styleMatches reports whether the system style named style matches re.
 func styleMatches(style string, re *regexp.Regexp) bool { return re.MatchString(styleText(style)) }
 
+// onlyIn is a Norm that rewrites with f in the styles whose XML matches
+// gate and leaves the text of every other style as it is.
+func onlyIn(gate *regexp.Regexp, f func(s string) string) func(style, s string) string {
+	return func(style, s string) string {
+		if !styleMatches(style, gate) {
+			return s
+		}
+		return f(s)
+	}
+}
+
 var knownDiffs = []knownDiff{
 	// First: the names an enclosing text-case upper-cases for pandoc,
 	// before rules that read the case of names (name-suffix-period).
@@ -1079,18 +1090,12 @@ var knownDiffs = []knownDiff{
 		return joinedLastNameRe.ReplaceAllString(s, ", … $1")
 	}},
 	{"partial-each-repeated-name", nil},
-	{"initial-before-given-name", func(style, s string) string {
-		if !styleMatches(style, initializeFalseNoSpaceRe) {
-			return s
-		}
+	{"initial-before-given-name", onlyIn(initializeFalseNoSpaceRe, func(s string) string {
 		return initialBeforeNameRe.ReplaceAllString(s, "$1$2$3")
-	}},
-	{"substitute-macro-name-part", func(style, s string) string {
-		if !styleMatches(style, substituteMacroRe) {
-			return s
-		}
+	})},
+	{"substitute-macro-name-part", onlyIn(substituteMacroRe, func(s string) string {
 		return upperBefore(s, editorLabelRe) // the names before their label
-	}},
+	})},
 	// The sixth held-out set.
 	{"locator-label-in-bibliography", func(style, s string) string {
 		if !strings.Contains(bibliographyRe.FindString(styleText(style)), `variable="locator"`) {
@@ -1098,18 +1103,12 @@ var knownDiffs = []knownDiff{
 		}
 		return gluedLabelRe.ReplaceAllString(s, "$1")
 	}},
-	{"group-date-rendered-empty", func(style, s string) string {
-		if !styleMatches(style, literalBeforeMacroRe) {
-			return s
-		}
+	{"group-date-rendered-empty", onlyIn(literalBeforeMacroRe, func(s string) string {
 		return strayColonRe.ReplaceAllString(s, "$1$2")
-	}},
-	{"name-part-case-on-particle", func(style, s string) string {
-		if !styleMatches(style, familyCaseRe) {
-			return s
-		}
+	})},
+	{"name-part-case-on-particle", onlyIn(familyCaseRe, func(s string) string {
 		return particleCapRe.ReplaceAllStringFunc(s, strings.ToLower)
-	}},
+	})},
 	{"name-affixes-literal", func(style, s string) string {
 		for _, tag := range nameAffixRe.FindAllString(styleText(style), -1) {
 			prefix, suffix := html.UnescapeString(attrValue(tag, "prefix")), html.UnescapeString(attrValue(tag, "suffix"))
