@@ -32,8 +32,6 @@ func TestKnownDiffs(t *testing.T) {
 		{"empty-element-punctuation", "chicago-author-date", "Bul, B. K. 1964. “Theory Principles.” In, 464. Moscow: Energia Press.", "Bul, B. K. 1964. “Theory Principles.” In , 464. Moscow: Energia Press."},
 		{"empty-element-punctuation", "chicago-author-date", "Rose, H. E. 1988. “A Course in Number Theory.” In. New York, NY: Oxford Univ. Press.", "Rose, H. E. 1988. “A Course in Number Theory.” In . New York, NY: Oxford Univ. Press."},
 		{"is-numeric-dotted-number", "apa", "Kandala, S. (2002). Changes to Annex D (No. 02/680r0). IEEE 802.11 TGe.", "Kandala, S. (2002). Changes to Annex D (02/680r0). IEEE 802.11 TGe."},
-		{"substituted-variable-condition", "chicago-author-date", "Search. 2009. Technical report. Springer.", "Search. 2009. Technical report TR-975. Springer."},
-		{"substituted-variable-condition", "modern-language-association", "Breckling, J., editor. The Analysis of Directional Time Series. Vol. 61, Springer, 1989.", "Breckling, J., editor. The Analysis of Directional Time Series. Springer, 1989."},
 		{"literal-date-parts", "chicago-author-date", "Kahale, N., and R. Urbanke. submitted for publication. “On the Minimum Distance.” IEEE Trans. Inf. Theory, submitted for publication.", "Kahale, N., and R. Urbanke. submitted for publication. “On the Minimum Distance.” IEEE Trans. Inf. Theory."},
 		{"literal-date-parts", "springer-lecture-notes-in-computer-science", "1. Kahale, N., Urbanke, R.: On the minimum distance. IEEE Trans. Inf. Theory. submitted for publication.", "1. Kahale, N., Urbanke, R.: On the minimum distance. IEEE Trans. Inf. Theory. (submitted for publication)."},
 		{"initials-hyphen", "american-medical-association", "14. Mikkelsen B, Raybon G, Essiambre R-J, et al. 160 Gbit/s transmission. In: Proc. ECOC’99. 1999:28-29.", "14. Mikkelsen B, Raybon G, Essiambre RJ, et al. 160 Gbit/s transmission. In: Proc. ECOC’99. 1999:28-29."},
@@ -143,8 +141,6 @@ func TestKnownDiffs(t *testing.T) {
 		{"locator-label-in-bibliography", "united-nations-framework-convention-on-climate-change", "Ahmed C and Papadopoulos I. 2005. On the limits of learned reranking. Journal of Information Retrieval Research. 55(3): 122–127.", "Ahmed C and Papadopoulos I. 2005. On the limits of learned reranking. Journal of Information Retrieval Research. 55(3): pp.122–127."},
 		{"group-date-rendered-empty", "united-nations-framework-convention-on-climate-change", "Chen M. 2020. :", "Chen M. 2020."},
 		{"name-part-case-on-particle", "universite-de-geneve-departement-de-langue-et-de-litterature-francaises-modernes", "Smith, Nikos, Patel, Marco et Hooft, Gerard ’T, What makes dense passage encoders work?, London, Example Press, 2018.", "Smith, Nikos, Patel, Marco et Hooft, Gerard ’t, What makes dense passage encoders work?, London, Example Press, 2018."},
-		{"substituted-variable-condition", "annalen-des-naturhistorischen-museums-in-wien", "Fernández, S. & Rossi, Z. (eds)Anonymous (2012): Benchmarking citation recommendation in the wild. – In: Anonymous: Handbook of cross-lingual search. – pp. 385–405, Geneva (Fictional University Press).", "Fernández, S. & Rossi, Z. (eds) (2012): Benchmarking citation recommendation in the wild. – In: Handbook of cross-lingual search. – pp. 385–405, Geneva (Fictional University Press)."},
-		{"substituted-variable-condition", "journal-of-mammalogy", "Chen, M. J. (ed.)Anon. 1991. Hybrid indexing at scale. Springer, London.", "Chen, M. J. (ed.). 1991. Hybrid indexing at scale. Springer, London."},
 		{"empty-element-punctuation", "aerospace-medicine-and-human-performance", "57. García Márquez L, Ahmed AB. What makes citation recommendation work? Springer;", "57. García Márquez L, Ahmed AB. What makes citation recommendation work? Springer; ."},
 		{"empty-element-punctuation", "environmental-microbiology", "Wang, B. (2011) Coverage problems in sensor networks: A survey. ACM Comput Surv 43:", "Wang, B. (2011) Coverage problems in sensor networks: A survey. ACM Comput Surv 43:."},
 		{"empty-element-punctuation", "annalen-des-naturhistorischen-museums-in-wien", "Rossi, I. & Kim, M. (2016): Towards robust neural topic models. –.", "Rossi, I. & Kim, M. (2016): Towards robust neural topic models. – ."},
@@ -154,6 +150,13 @@ func TestKnownDiffs(t *testing.T) {
 		{"page-range-non-numeric", "journal-on-efficiency-and-responsibility-in-education-and-science", "Dean, T. L. (1996) 'Integrating theory and practice in planning', ACM Comput. Surv., vol. 28, no. 4es, pp. 2–es.", "Dean, T. L. (1996) 'Integrating theory and practice in planning', ACM Comput. Surv., vol. 28, no. 4es, pp. 2- es."},
 		{"page-range-compound", "journal-of-mammalogy", "Ranganath, R., C. Wang, D. M. Blei, and E. P. Xing. 2013. An adaptive learning rate for stochastic variational inference. Pp. II-298-II-306 in Proceedings.", "Ranganath, R., C. Wang, D. M. Blei, and E. P. Xing. 2013. An adaptive learning rate for stochastic variational inference. P. II-298-II–306 in Proceedings."},
 		{"label-of-empty-variable", "annalen-des-naturhistorischen-museums-in-wien", "Penn, G. (2018): Can deep learning compensate for a shallow evaluation? – In: Proceedings of the ACM symposium on document engineering 2018. New York, NY, USA (Association for Computing Machinery).", "Penn, G. (2018): Can deep learning compensate for a shallow evaluation? – In: Proceedings of the ACM symposium on document engineering 2018. – p. New York, NY, USA (Association for Computing Machinery)."},
+		// The seventh set, 2026-11-28.
+		{"given-names-expanded", "data-science-journal", "Feng, Y, Li, B, and Li, B 2012 Jetway: Minimizing costs on inter-datacenter video traffic.", "Feng, Y, Li, Baochun, and Li, Bo 2012 Jetway: Minimizing costs on inter-datacenter video traffic."},
+		{"given-names-expanded", "trinity-college-dublin-zoology-botany-environmental-sciences-harvard", "Feng, Y., Li, B., Li, B. (2012). Jetway: Minimizing costs on inter-datacenter video traffic.", "Feng, Y., Li, Baochun, Li, Bo. (2012). Jetway: Minimizing costs on inter-datacenter video traffic."},
+		{"given-names-expanded", "eneuro", "Smith A et al. (2003) Scholarly knowledge graphs at scale", "Smith Amélie et al. (2003) Scholarly knowledge graphs at scale"},
+		{"hyphenated-lowercase-given-name", "postepy-higieny-i-medycyny-doswiadczalnej", "[4] Ahmed W., Ivanova A.B., Fernández M., Lee J.: The case for sparse retrieval.", "[4] Ahmed W., Ivanova A.B., Fernández M. jun, Lee J.: The case for sparse retrieval."},
+		{"page-range-compound", "eneuro", "Xing EP (2013) An adaptive learning rate for stochastic variational inference In: Proceedings, ppII-298-II-306. Atlanta, GA, USA: JMLR.org.", "Xing EP (2013) An adaptive learning rate for stochastic variational inference In: Proceedings, pII-298-II–306. Atlanta, GA, USA: JMLR.org."},
+		{"nested-group-suppression", "feminist-theory", "Ivanova, Chinedu ‘Towards robust query reformulation’. Information Processing Letters in Test, 55: 94–101.", "Ivanova, Chinedu (n.d.) ‘Towards robust query reformulation’. Information Processing Letters in Test, 55: 94–101."},
 	}
 	literalNames.Store("محمد عبد الله", true) // name-affixes-literal: a literal name of the items
 	named := map[string]bool{}
@@ -200,17 +203,17 @@ func TestKnownDiffs(t *testing.T) {
 	// A locator's label before the page only in a style whose
 	// bibliography labels the locator; a colon after a period only where
 	// a group puts a literal colon before a macro; a particle's capital
-	// only where the family name-part has a text-case; the anonymous term
-	// only where a condition on the editor prints it; an expanded given
+	// only where the family name-part has a text-case; an expanded given
 	// name after a space only where that is the sort separator.
 	assert.Nil(t, explain("apa", "Research. 55(3): 122–127.", "Research. 55(3): pp.122–127."))
 	assert.Nil(t, explain("apa", "Chen M. 2020. :", "Chen M. 2020."))
 	assert.Nil(t, explain("apa", "Hooft, Gerard ’T, Title.", "Hooft, Gerard ’t, Title."))
-	assert.Nil(t, explain("apa", "Chen, M. J. (ed.)Anon. 1991. Hybrid.", "Chen, M. J. (ed.). 1991. Hybrid."))
 	assert.Nil(t, explain("apa", "Feng Y., Li B. & Li B. 2012. Jetway.", "Feng Y., Li Baochun & Li Bo 2012. Jetway."))
-	// The anonymous term is removed from pandoc's text only, and only
-	// where citefind's has it fewer times.
-	assert.Nil(t, explain("journal-of-mammalogy", "Chen, M. J. (ed.). 1991. Hybrid indexing at scale.", "Chen, M. J. (ed.)Anon. 1991. Hybrid indexing at scale."))
+	// Initials taken as pandoc has them only where the style asks for
+	// given names to disambiguate (not apa's primary-name-with-initials).
+	assert.Nil(t, explain("ieee", "Feng, Y, Li, B, and Li, B 2012 Jetway.", "Feng, Y, Li, Baochun, and Li, Bo 2012 Jetway."))
+	// "(n.d.)" only where a group of the term and the year suffix prints it.
+	assert.Nil(t, explain("apa", "Ivanova, C. Towards.", "Ivanova, C. (n.d.) Towards."))
 	// Ordinal suffixes only where the style defines ordinal terms.
 	assert.Nil(t, explain("apa", "3e éd.", "3ᵉ éd."))
 	// A repeated volume is dropped only when it is the same volume.
