@@ -819,7 +819,7 @@ func onlyIn(gate *regexp.Regexp, f func(s string) string) func(style, s string) 
 var knownDiffs = []knownDiff{
 	// First: the names an enclosing text-case upper-cases for pandoc,
 	// before rules that read the case of names (name-suffix-period).
-	{"text-case-on-names", func(style, s string) string {
+	{"text-case-on-macro", func(style, s string) string {
 		if !styleMatches(style, uppercaseMacroRe) {
 			return s
 		}
