@@ -332,14 +332,11 @@ func TestSubstituteFirstStyle(t *testing.T) {
 	// goes on to the title, which the rewrite dropped: there the rendering
 	// differs, and the cause is not claimed.
 	skipWithoutPandoc(t)
-	dir := t.TempDir()
 	items := []json.RawMessage{
 		json.RawMessage(`{"id":"a","type":"report","title":"A","publisher":"P"}`),
 		json.RawMessage(`{"id":"b","type":"report","title":"B"}`),
 	}
-	orig, rw := filepath.Join(dir, "orig.csl"), filepath.Join(dir, "rewritten.csl")
-	require.NoError(t, os.WriteFile(orig, []byte(substituteTestStyle), 0o644))
-	require.NoError(t, os.WriteFile(rw, []byte(got), 0o644))
+	orig, rw := writeStylePair(t, substituteTestStyle, got)
 	cf := citefindRenderItems(t, orig, items)
 	assert.Equal(t, map[string]string{"a": "P T: A.", "b": "B."}, cf)
 	_, po := pandocRenderItems(t, orig, items)
@@ -470,15 +467,12 @@ func TestSubstitutedConditionStyle(t *testing.T) {
 	// "in" there). pandoc renders the rewritten style, over
 	// the items with their shadows, as citeproc-js renders the original.
 	skipWithoutPandoc(t)
-	dir := t.TempDir()
 	items := []json.RawMessage{
 		json.RawMessage(`{"id":"a","type":"chapter","title":"T","container-title":"Book","editor":[{"given":"Jane","family":"Doe"}]}`),
 		json.RawMessage(`{"id":"b","type":"report","title":"T","genre":"Technical report"}`),
 		json.RawMessage(`{"id":"c","type":"chapter","title":"T","container-title":"Book","author":[{"given":"Ann","family":"Lee"}],"editor":[{"given":"Jane","family":"Doe"}]}`),
 	}
-	orig, rw := filepath.Join(dir, "orig.csl"), filepath.Join(dir, "rewritten.csl")
-	require.NoError(t, os.WriteFile(orig, []byte(substitutedConditionTestStyle), 0o644))
-	require.NoError(t, os.WriteFile(rw, []byte(got), 0o644))
+	orig, rw := writeStylePair(t, substitutedConditionTestStyle, got)
 	cf := citefindRenderItems(t, orig, items)
 	assert.Equal(t, map[string]string{"a": "Jane Doe (ed.) T Book.", "b": "T Anon. in.", "c": "Ann Lee T Book."}, cf)
 	_, po := pandocRenderItems(t, orig, items)
@@ -619,11 +613,8 @@ func TestMacroTextCaseStyle(t *testing.T) {
 	assert.False(t, changed)
 
 	skipWithoutPandoc(t)
-	dir := t.TempDir()
 	items := []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"handbook of rank fusion","editor":[{"given":"Ann","family":"Dyke","non-dropping-particle":"van","suffix":"Jr."}]}`)}
-	orig, rw := filepath.Join(dir, "orig.csl"), filepath.Join(dir, "rewritten.csl")
-	require.NoError(t, os.WriteFile(orig, []byte(src), 0o644))
-	require.NoError(t, os.WriteFile(rw, []byte(got), 0o644))
+	orig, rw := writeStylePair(t, src, got)
 	cf := citefindRenderItems(t, orig, items)
 	assert.Equal(t, "handbook of rank fusion | Ann van Dyke Jr. ed. | in | HANDBOOK OF RANK FUSION.", cf["a"])
 	_, po := pandocRenderItems(t, orig, items)
@@ -650,11 +641,8 @@ func TestRootNameOptionsStyle(t *testing.T) {
 	assert.False(t, changed, "no option on cs:style")
 
 	skipWithoutPandoc(t)
-	dir := t.TempDir()
 	items := []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"T","author":[{"given":"Xi","family":"A"},{"given":"Yu","family":"B"},{"given":"Zo","family":"C"},{"given":"Wu","family":"D"}]}`)}
-	orig, rw := filepath.Join(dir, "orig.csl"), filepath.Join(dir, "rewritten.csl")
-	require.NoError(t, os.WriteFile(orig, []byte(src), 0o644))
-	require.NoError(t, os.WriteFile(rw, []byte(got), 0o644))
+	orig, rw := writeStylePair(t, src, got)
 	cf := citefindRenderItems(t, orig, items)
 	assert.Equal(t, "X. A, Y. B, Z. C, W. D.", cf["a"])
 	_, po := pandocRenderItems(t, orig, items)
@@ -774,19 +762,27 @@ func TestSubstituteTextAffixesStyle(t *testing.T) {
 	assert.False(t, changed, "a label would come after the name's suffix")
 
 	skipWithoutPandoc(t)
-	dir := t.TempDir()
 	items := []json.RawMessage{
 		json.RawMessage(`{"id":"a","type":"book","title":"Tee","author":[{"given":"Ann","family":"Lee"}]}`),
 		json.RawMessage(`{"id":"b","type":"book","title":"Tee","editor":[{"given":"Bo","family":"Kim"}]}`),
 		json.RawMessage(`{"id":"c","type":"book","title":"Tee"}`),
 	}
-	orig, rw := filepath.Join(dir, "orig.csl"), filepath.Join(dir, "rewritten.csl")
-	require.NoError(t, os.WriteFile(orig, []byte(src), 0o644))
-	require.NoError(t, os.WriteFile(rw, []byte(got), 0o644))
+	orig, rw := writeStylePair(t, src, got)
 	cf := citefindRenderItems(t, orig, items)
 	assert.Equal(t, map[string]string{"a": "[A. Lee]. Tee.", "b": "[B. Kim]. Tee.", "c": "Anon.Tee."}, cf)
 	_, po := pandocRenderItems(t, orig, items)
 	assert.Equal(t, "[Anon.]. Tee.", po["c"])
 	_, pr := pandocRenderItems(t, rw, items)
 	assert.Equal(t, cf, pr)
+}
+
+// writeStylePair writes a style and its rewriting into a temporary
+// directory and returns their paths, for rendering both in pandoc.
+func writeStylePair(t *testing.T, src, rewritten string) (orig, rw string) {
+	t.Helper()
+	dir := t.TempDir()
+	orig, rw = filepath.Join(dir, "orig.csl"), filepath.Join(dir, "rewritten.csl")
+	require.NoError(t, os.WriteFile(orig, []byte(src), 0o644))
+	require.NoError(t, os.WriteFile(rw, []byte(rewritten), 0o644))
+	return orig, rw
 }
