@@ -97,6 +97,36 @@ func TestPlainBlocks(t *testing.T) {
 	assert.Equal(t, "Blog,.https://example.org/1", plain(`Blog,.<a href="https://example.org/1">https://example.org/1</a>`), "inline links stay joined")
 }
 
+// TestFootnoteText checks that a note style's citation is read from
+// pandoc's footnote, without the link back.
+func TestFootnoteText(t *testing.T) {
+	s := `<p><span class="citation" data-cites="a"><a href="#fn1" class="footnote-ref" id="fnref1" role="doc-noteref"><sup>1</sup></a></span></p>
+<section class="footnotes footnotes-end-of-document" role="doc-endnotes">
+<ol>
+<li id="fn1" role="doc-endnote"><p>John Smith, <span>“A Study,”</span> <em>Journal</em> 3 (2020): 1–10.<a href="#fnref1" class="footnote-back" role="doc-backlink">↩︎</a></p></li>
+</ol>
+</section>`
+	m := footnoteRefRe.FindStringSubmatch(s)
+	require.NotNil(t, m)
+	assert.Equal(t, "John Smith, “A Study,” Journal 3 (2020): 1–10.", plain(footnoteText(s, m[1])))
+	assert.Empty(t, footnoteText(s, "fn2"))
+}
+
+// TestCitesEntryLabel checks the match of a number or label citation to
+// the label its entry starts with.
+func TestCitesEntryLabel(t *testing.T) {
+	assert.True(t, citesEntryLabel("[15]", "[15] Ahmed, C. Title."))
+	assert.True(t, citesEntryLabel("113", "113. Ahmed C. Title."))
+	assert.True(t, citesEntryLabel("[AhZK96]", "[AhZK96] Ahmed, Lucía ; Zhang, Marco"))
+	assert.False(t, citesEntryLabel("[1]", "[15] Ahmed, C. Title."), "a prefix of the number")
+	assert.False(t, citesEntryLabel("[15]", "Ahmed, C. 15 Title."), "not where the entry starts")
+	assert.False(t, citesEntryLabel("()", "Ahmed"))
+	assert.True(t, citesEntryLabel("50", "50Fernández N, Hoffmann-Riem I."), "pandoc's number joined to the name")
+	assert.False(t, citesEntryLabel("[Ahm]", "[Ahmed] Ahmed"), "a label's prefix")
+	assert.True(t, labelCiteRe.MatchString("[12]"))
+	assert.False(t, labelCiteRe.MatchString("(Lee et al., 1998)"))
+}
+
 // supTagRe is a <sup> element without markup inside.
 var supTagRe = regexp.MustCompile(`<sup>([^<]*)</sup>`)
 
@@ -687,7 +717,7 @@ var (
 	// upperParticleRe: a particle ending in an apostrophe and the family
 	// name after it, which the style upper-cases ("DE’ MEDICI") or
 	// otherwise formats (small caps: "de’ Medici").
-	upperParticleRe = regexp.MustCompile(`(^|\s)(\pL{1,4}[’']) (\pL{2,})`)
+	upperParticleRe = regexp.MustCompile(`(^|[\s(])(\pL{1,4}[’']) (\pL{2,})`)
 	dottedNumRe     = regexp.MustCompile(`\b(?:Version|No\.) (\S*\d[./]\d)`)
 	// stopWordRe: the one-word stop words of citeproc-js's list (its
 	// SKIP_WORDS, close to CSL 1.0.2's stop-words.json) that pandoc's
@@ -920,7 +950,16 @@ var knownDiffs = []knownDiff{
 		if !styleMatches(style, displaySortSeparatorRe) {
 			return s
 		}
-		return commaSuffixRe.ReplaceAllString(s, " $1")
+		s = commaSuffixRe.ReplaceAllString(s, " $1")
+		// pandoc's sort-separator before the suffix ("Davis/Jr." where
+		// it is "/").
+		for _, m := range sortSeparatorRe.FindAllStringSubmatch(styleText(style), -1) {
+			if sep := html.UnescapeString(m[1]); strings.TrimSpace(sep) != "" && sep != ", " {
+				re, _ := suffixAfterSep.LoadOrStore(sep, regexp.MustCompile(regexp.QuoteMeta(sep)+`(Jr\.?|Sr\.?|II|III|IV)\b`))
+				s = re.(*regexp.Regexp).ReplaceAllString(s, " $1")
+			}
+		}
+		return s
 	}},
 	// First: later rules (page-range-abbreviation) rewrite a year range.
 	{"date-range-affixes", func(_, s string) string { return rangeEndAffixRe.ReplaceAllString(s, "$1–$2$3") }},
@@ -1160,7 +1199,8 @@ var knownDiffs = []knownDiff{
 		}, s)
 	}},
 	{"localized-date-part-form", func(_, s string) string {
-		return localizedMonthRe.ReplaceAllString(localizedDayRe.ReplaceAllString(s, "D/$1"), "M/$1")
+		s = localizedOrdinalDayRe.ReplaceAllString(s, "$1 $2")
+		return localizedMonthRe.ReplaceAllString(localizedDayRe.ReplaceAllString(s, "D${1}$2"), "M${1}$2")
 	}},
 	{"term-capitalized-first", func(style, s string) string {
 		// After the citation number of a numbered style too ("179. in
@@ -1229,6 +1269,10 @@ var knownDiffs = []knownDiff{
 	}},
 }
 
+// suffixAfterSep holds, by sort-separator, the regexp of a name suffix
+// after it (comma-suffix-separator).
+var suffixAfterSep sync.Map
+
 // noPrintedFormRe is what citeproc-js prints for a cite of an item that
 // the style renders as nothing (and pandoc leaves empty), with the
 // citation's affixes around it.
@@ -1236,7 +1280,7 @@ var noPrintedFormRe = regexp.MustCompile(`^\(?\[CSL STYLE ERROR: reference with 
 
 // noteLeadingPunctRe is punctuation and a space that start a note: the
 // affix of an element whose predecessors in the layout printed nothing.
-var noteLeadingPunctRe = regexp.MustCompile(`^[,;:] `)
+var noteLeadingPunctRe = regexp.MustCompile(`^[,;:.] `)
 
 var (
 	// delimPrefixRe: a delimiter's punctuation, a space, and the
@@ -1294,7 +1338,9 @@ var (
 	// date-part before it ("(2018)(a)").
 	yearSuffixAffixRe = regexp.MustCompile(`\b(\d{4})\)\(([a-z]{1,2})\)`)
 	// commaSuffixRe: a name suffix after a comma ("Davis, Jr.");
-	// displaySortSeparatorRe: a cs:name whose sort-separator is not ", ".
+	// displaySortSeparatorRe: a cs:name whose sort-separator is not ", ";
+	// sortSeparatorRe: a cs:name's sort-separator.
+	sortSeparatorRe        = regexp.MustCompile(`<name\s[^>]*sort-separator="([^"]*)"`)
 	commaSuffixRe          = regexp.MustCompile(`, (Jr\.?|Sr\.?|II|III|IV)\b`)
 	displaySortSeparatorRe = regexp.MustCompile(`<name\s[^>]*sort-separator="(?:[^,"]|,[^ "]|, [^"])[^"]*"|<name\s[^>]*sort-separator=""`)
 	// nameAffixRe: a cs:name element with affixes.
@@ -1337,8 +1383,12 @@ var (
 // word ("18/avril/2023", "janvier/1995") or a number ("18/04/2023").
 // localizedDayRe: the day before such a month ("4/novembre", "04/11").
 var (
-	localizedMonthRe = regexp.MustCompile(`\b(?:\pL+\.?|\d{2})/(\d{4})\b`)
-	localizedDayRe   = regexp.MustCompile(`\b\d{1,2}/((?:\pL+\.?|\d{2})/\d{4})\b`)
+	localizedMonthRe = regexp.MustCompile(`\b(?:\pL+\.?|\d{2})([/.])(\d{4})\b`)
+	// localizedOrdinalDayRe: a day in the locale's ordinal form (de-DE
+	// "1. Januar 2009"), which pandoc prints in the default form ("1 Januar
+	// 2009"); the day may follow a URL without a space.
+	localizedOrdinalDayRe = regexp.MustCompile(`(\d)\. (\p{L}{3,}\.? \d{4})\b`)
+	localizedDayRe        = regexp.MustCompile(`\b\d{1,2}([/.])((?:\pL+\.?|\d{2})[/.]\d{4})\b`)
 )
 
 // superscripts are superscript characters and their plain letter or
@@ -1459,7 +1509,7 @@ var (
 // givenExpandedDisplayRe: the start of a name in display order (the
 // start of the text, or after a list's delimiter), a full given name, a
 // space, a family name and what ends a name in a list.
-var givenExpandedDisplayRe = regexp.MustCompile(`(^|, | and | & )(\p{Lu})\p{Ll}+(?:-\p{Ll}+)? (\p{Lu}[\p{L}’'-]+)( et al\.|,| and| &|$)`)
+var givenExpandedDisplayRe = regexp.MustCompile(`(^|, | and | & )(\p{Lu})\p{Ll}+(?:-\p{Ll}+)? (\p{Lu}[\p{L}’'-]+)( et al\.|,| and| &| \(| \d{4}|$)`)
 
 var givenExpandedRe = regexp.MustCompile(`(\p{Lu}[\p{L}’'-]+(?:, | ))(\p{Lu})\p{Ll}+(?:-\p{Ll}+)?\.?( et al\.|,| and| &| \(| \d{4}|$)`)
 
@@ -1475,13 +1525,17 @@ func givenExpandedAsPandoc(style, p, c string) (string, string) {
 		return p, c
 	}
 	// A name in display order, as in a note: "Amélie Smith" for "A. Smith".
-	c = givenExpandedDisplayRe.ReplaceAllStringFunc(c, func(m string) string {
-		g := givenExpandedDisplayRe.FindStringSubmatch(m)
-		if form := g[1] + g[2] + ". " + g[3] + g[4]; strings.Contains(p, form) {
-			return form
-		}
-		return m
-	})
+	// Again, for a name whose start the previous match took ("Baochun Li
+	// & Bo Li").
+	for range 2 {
+		c = givenExpandedDisplayRe.ReplaceAllStringFunc(c, func(m string) string {
+			g := givenExpandedDisplayRe.FindStringSubmatch(m)
+			if form := g[1] + g[2] + ". " + g[3] + g[4]; strings.Contains(p, form) {
+				return form
+			}
+			return m
+		})
+	}
 	c = givenExpandedRe.ReplaceAllStringFunc(c, func(m string) string {
 		g := givenExpandedRe.FindStringSubmatch(m)
 		for _, form := range []string{g[1] + g[2] + "." + g[3], g[1] + g[2] + g[3]} {
@@ -1717,9 +1771,13 @@ func citesEntryLabel(cite, entry string) bool {
 	if strings.Trim(entry[:i], "[( ") != "" {
 		return false // the label is not where the entry starts
 	}
+	// What follows the label ends it: no digit, and no letter after a
+	// label that ends in one (pandoc joins a number to the name after it
+	// in some styles: "50Fernández N").
 	rest := entry[i+len(l):]
 	r, _ := utf8.DecodeRuneInString(rest)
-	return rest == "" || !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	last, _ := utf8.DecodeLastRuneInString(l)
+	return rest == "" || !unicode.IsDigit(r) && !(unicode.IsLetter(r) && unicode.IsLetter(last))
 }
 
 // pandocRenderItems renders items, each cited once in order, with pandoc

@@ -58,6 +58,15 @@ func TestKnownDiffs(t *testing.T) {
 		{"markup-in-note", "association-for-computational-linguistics", "B. Qb. 1981. Reviewed book. P. From <i>Computing Reviews</i>, 1981.", "B. Qb. 1981. Reviewed book. P. From Computing Reviews, 1981."},
 		{"delimiter-before-literal-name", "apa", "Mittelbach, F., & the LaTeX Project Team. (2004). The LaTeX companion.", "Mittelbach, F. & the LaTeX Project Team. (2004). The LaTeX companion."},
 		{"year-suffix-date-precision", "apa", "Anonymous. (1991c). Zeta book.", "Anonymous. (1991a). Zeta book."},
+		// In-text citations and notes.
+		{"no-printed-form", "modern-language-association", "", "([CSL STYLE ERROR: reference with no printed form.])"},
+		{"note-leading-punctuation", "haffner-style-manual", "2015.", ", 2015."},
+		{"given-names-expanded", "middle-east-critique", "Y. Feng, B. Li & B. Li (2012) Jetway.", "Y. Feng, Baochun Li & Bo Li (2012) Jetway."},
+		{"comma-suffix-separator", "zeitgeschichte", "Fatima MacDonald/Sammy Davis/Jr., Revisiting neural topic models 2014.", "Fatima MacDonald/Sammy Davis, Jr., Revisiting neural topic models 2014."},
+		{"localized-date-part-form", "zeitgeschichte", "Jean-Luc Chen, Rank fusion, Cambridge, MA 22.April.2008.", "Jean-Luc Chen, Rank fusion, Cambridge, MA 22.04.2008."},
+		{"localized-date-part-form", "zeitgeschichte", "Zofia Šimić, Benchmarking, URL: https://example.org/posts/101 Januar 2009 (abgerufen 10. 3. 2024).", "Zofia Šimić, Benchmarking, URL: https://example.org/posts/101. Januar 2009 (abgerufen 10. 3. 2024)."},
+		{"particle-apostrophe-uppercase", "instituto-de-pesquisas-energeticas-e-nucleares", "(DE’ MEDICI; PAPADOPOULOS, 2004)", "(DE’MEDICI; PAPADOPOULOS, 2004)"},
+		{"given-names-expanded", "haffner-style-manual", "A. Smith et al., ‘Scholarly knowledge graphs at scale’, pp. 131–51.", "Amélie Smith et al., ‘Scholarly knowledge graphs at scale’, pp. 131–51."},
 		{"substituted-number-repeated", "apa", "Some title (Vol. 30, Issue 1, pp. 1–202). (1989). (Vol. 30).", "Some title (Vol. 30, Issue 1, pp. 1–202). (1989)."},
 		{"number-variable-capitalize-parts", "modern-language-association", "MicroPro. WordStar 2000 Plus. Release 3.0., personal, MicroPro, 1987.", "MicroPro. WordStar 2000 Plus. Release 3.0., Personal, MicroPro, 1987."},
 		{"numbering-empty-sort-keys", "acm-sig-proceedings", "[12] 2015. US 3571574. 2015.", "[218] 2015. US 3571574. 2015."},
@@ -216,6 +225,10 @@ func TestKnownDiffs(t *testing.T) {
 	assert.Nil(t, explain("apa", "Ivanova, C. Towards.", "Ivanova, C. (n.d.) Towards."))
 	// Ordinal suffixes only where the style defines ordinal terms.
 	assert.Nil(t, explain("apa", "3e éd.", "3ᵉ éd."))
+	// Punctuation that starts a note only in a note style; citeproc-js's
+	// message only where pandoc printed nothing.
+	assert.Nil(t, explain("apa", "2015.", ", 2015."))
+	assert.Nil(t, explain("modern-language-association", "(Patent)", "([CSL STYLE ERROR: reference with no printed form.])"))
 	// A repeated volume is dropped only when it is the same volume.
 	assert.Nil(t, explain("apa", "Some title (Vol. 30). (1989). (Vol. 31).", "Some title (Vol. 30). (1989)."))
 }
