@@ -671,7 +671,39 @@ type knownDiff struct {
 var pairNorms = map[string]func(style, p, c string) (string, string){
 	"partial-each-repeated-name": partialEachRepeated,
 	"given-names-expanded":       givenExpandedAsPandoc,
+	"is-numeric-page-letters":    inPressAsYear,
 }
+
+// inPressAsYear takes pandoc's "in press" for the year citefind has at the
+// same place, in a style that prints the year only where the page
+// is-numeric and an item whose page is a number joined to letters (ACM's
+// "2–es"), which citeproc-js counts as numeric and pandoc does not; in a
+// citation that shows no page, wherever pandoc has "in press" for the year.
+func inPressAsYear(style, p, c string) (string, string) {
+	if !styleUses(style, `is-numeric="page"`) {
+		return p, c
+	}
+	n := commonPrefixLen(p, c)
+	rest, year := p[n:], yearStartRe.FindString(c[n:])
+	// The page has letters, or is not shown: an in-text citation with no
+	// number but the year.
+	if year == "" || !letterPageRe.MatchString(c) && strings.ContainsAny(c[:n]+c[n+len(year):], "0123456789") {
+		return p, c
+	}
+	for _, term := range []string{"(in press)", "in press"} {
+		if strings.HasPrefix(rest, term) {
+			return p[:n] + year + rest[len(term):], c
+		}
+	}
+	return p, c
+}
+
+var (
+	// letterPageRe: a page that is a number joined to letters by a
+	// hyphen or dash (2–es); yearStartRe: a year at the start.
+	letterPageRe = regexp.MustCompile(`\d[–-]\p{Ll}+\b`)
+	yearStartRe  = regexp.MustCompile(`^\d{4}\b`)
+)
 
 const (
 	sideBoth = iota
@@ -1105,6 +1137,7 @@ var knownDiffs = []knownDiff{
 	}},
 	{"comma-after-abbreviation-period", func(_, s string) string { return strings.ReplaceAll(s, ".,”", ".”") }},
 	{"pandoc-title-link", func(_, s string) string { return titleLinkRe.ReplaceAllString(s, "$1.”") }},
+	{"is-numeric-page-letters", nil},
 	{"page-range-non-numeric", func(_, s string) string { return nonNumericRangeRe.ReplaceAllString(s, "$1-$2$3$4") }},
 	{"page-range-compound", func(_, s string) string {
 		return compoundLabelRe.ReplaceAllString(compoundPageRe.ReplaceAllString(s, "$1-$2-$3"), "pp. $1")

@@ -58,6 +58,8 @@ func TestKnownDiffs(t *testing.T) {
 		{"markup-in-note", "association-for-computational-linguistics", "B. Qb. 1981. Reviewed book. P. From <i>Computing Reviews</i>, 1981.", "B. Qb. 1981. Reviewed book. P. From Computing Reviews, 1981."},
 		{"delimiter-before-literal-name", "apa", "Mittelbach, F., & the LaTeX Project Team. (2004). The LaTeX companion.", "Mittelbach, F. & the LaTeX Project Team. (2004). The LaTeX companion."},
 		{"year-suffix-date-precision", "apa", "Anonymous. (1991c). Zeta book.", "Anonymous. (1991a). Zeta book."},
+		{"is-numeric-page-letters", "south-african-actuarial-journal", "(Dean, in press)", "(Dean, 1996)"},
+		{"is-numeric-page-letters", "south-african-actuarial-journal", "Dean, TL ((in press)) Integrating theory and practice in planning ACM Comput. Surv. 28, 2-es", "Dean, TL (1996) Integrating theory and practice in planning ACM Comput. Surv. 28, 2-es"},
 		// In-text citations and notes.
 		{"no-printed-form", "modern-language-association", "", "([CSL STYLE ERROR: reference with no printed form.])"},
 		{"note-leading-punctuation", "haffner-style-manual", "2015.", ", 2015."},
@@ -229,6 +231,11 @@ func TestKnownDiffs(t *testing.T) {
 	// message only where pandoc printed nothing.
 	assert.Nil(t, explain("apa", "2015.", ", 2015."))
 	assert.Nil(t, explain("modern-language-association", "(Patent)", "([CSL STYLE ERROR: reference with no printed form.])"))
+	// "in press" for a year only where the style tests is-numeric on the
+	// page and the page has letters.
+	assert.Nil(t, explain("apa", "Dean, TL ((in press)) Planning 28, 2-es", "Dean, TL (1996) Planning 28, 2-es"))
+	assert.Nil(t, explain("south-african-actuarial-journal", "Dean, TL ((in press)) Planning 28, 12", "Dean, TL (1996) Planning 28, 12"))
+	assert.Nil(t, explain("south-african-actuarial-journal", "(Dean, in press, p. 12)", "(Dean, 1996, p. 12)"))
 	// A repeated volume is dropped only when it is the same volume.
 	assert.Nil(t, explain("apa", "Some title (Vol. 30). (1989). (Vol. 31).", "Some title (Vol. 30). (1989)."))
 }
