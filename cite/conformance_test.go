@@ -486,7 +486,7 @@ func comparePandoc(t *testing.T, items []json.RawMessage, styles []string, what 
 				}
 				if cite && labelCiteRe.MatchString(want) && labelCiteRe.MatchString(got) {
 					// A citation that is its entry's number or label
-					// ([12], ¹², [AhZK96]) differs where the entries do:
+					// ([12], 12, [AhZK96]) differs where the entries do:
 					// each engine must print the label its own entry
 					// has, and the entries' difference is classified
 					// there.
@@ -1790,7 +1790,7 @@ func citesByID(cites []string, doc csl.Document) map[string]string {
 }
 
 // labelCiteRe is a citation that is one number or label, bracketed or
-// not: [12], 12, (12), [AhZK96], ¹².
+// not: [12], 12, (12), [AhZK96].
 var labelCiteRe = regexp.MustCompile(`^[\[(]?[^\s\[\]()]+[\])]?$`)
 
 // citesEntryLabel reports whether the citation cite prints the label
