@@ -1233,7 +1233,10 @@ var knownDiffs = []knownDiff{
 	}},
 	{"localized-date-part-form", func(_, s string) string {
 		s = localizedOrdinalDayRe.ReplaceAllString(s, "$1 $2")
-		return localizedMonthRe.ReplaceAllString(localizedDayRe.ReplaceAllString(s, "D${1}$2"), "M${1}$2")
+		for _, re := range [][2]*regexp.Regexp{{localizedDayRe, localizedMonthRe}, {localizedDayDotRe, localizedMonthDotRe}} {
+			s = re[1].ReplaceAllString(re[0].ReplaceAllString(s, "D${1}$2"), "M${1}$2")
+		}
+		return s
 	}},
 	{"term-capitalized-first", func(style, s string) string {
 		// After the citation number of a numbered style too ("179. in
@@ -1416,12 +1419,16 @@ var (
 // word ("18/avril/2023", "janvier/1995") or a number ("18/04/2023").
 // localizedDayRe: the day before such a month ("4/novembre", "04/11").
 var (
-	localizedMonthRe = regexp.MustCompile(`\b(?:\pL+\.?|\d{2})([/.])(\d{4})\b`)
+	localizedMonthRe = regexp.MustCompile(`\b(?:\pL+\.?|\d{2})(/)(\d{4})\b`)
+	// With periods (de-DE "22.April.2008") only a capitalised month
+	// name: not a label glued to a page ("pp.2925").
+	localizedMonthDotRe = regexp.MustCompile(`\b(?:\p{Lu}\p{Ll}{2,}|\d{2})(\.)(\d{4})\b`)
+	localizedDayDotRe   = regexp.MustCompile(`\b\d{1,2}(\.)((?:\p{Lu}\p{Ll}{2,}|\d{2})\.\d{4})\b`)
 	// localizedOrdinalDayRe: a day in the locale's ordinal form (de-DE
 	// "1. Januar 2009"), which pandoc prints in the default form ("1 Januar
 	// 2009"); the day may follow a URL without a space.
-	localizedOrdinalDayRe = regexp.MustCompile(`(\d)\. (\p{L}{3,}\.? \d{4})\b`)
-	localizedDayRe        = regexp.MustCompile(`\b\d{1,2}([/.])((?:\pL+\.?|\d{2})[/.]\d{4})\b`)
+	localizedOrdinalDayRe = regexp.MustCompile(`(\d)\. (\p{Lu}\p{Ll}{2,}\.? \d{4})\b`)
+	localizedDayRe        = regexp.MustCompile(`\b\d{1,2}(/)((?:\pL+\.?|\d{2})/\d{4})\b`)
 )
 
 // superscripts are superscript characters and their plain letter or

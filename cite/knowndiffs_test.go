@@ -236,6 +236,9 @@ func TestKnownDiffs(t *testing.T) {
 	assert.Nil(t, explain("apa", "Dean, TL ((in press)) Planning 28, 2-es", "Dean, TL (1996) Planning 28, 2-es"))
 	assert.Nil(t, explain("south-african-actuarial-journal", "Dean, TL ((in press)) Planning 28, 12", "Dean, TL (1996) Planning 28, 12"))
 	assert.Nil(t, explain("south-african-actuarial-journal", "(Dean, in press, p. 12)", "(Dean, 1996, p. 12)"))
+	// A month with periods only as a capitalised name or two digits: not
+	// a page label glued to the page.
+	assert.Nil(t, explain("zeitgeschichte", "Machinery. 2925–2934.", "Machinery. pp.2925–2934."))
 	// A repeated volume is dropped only when it is the same volume.
 	assert.Nil(t, explain("apa", "Some title (Vol. 30). (1989). (Vol. 31).", "Some title (Vol. 30). (1989)."))
 }
