@@ -558,40 +558,24 @@ func comparePandoc(t *testing.T, items []json.RawMessage, styles []string, what 
 				}
 				return nil
 			}
-			match, total := 0, 0
-			var diffs, unexplained []string
-			cats := map[string]int{}
+			var ents, cits tally
 			for _, e := range out.Entries {
-				total++
 				got, want := gotEntries[e.ID], wantEntries[e.ID]
-				if got == want {
-					match++
+				if ents.total++; got == want {
+					ents.match++
 					continue
 				}
-				why := classify(e.ID, want, got, false)
-				line := fmt.Sprintf("  %s\n    pandoc:   %s\n    citefind: %s", e.ID, want, got)
-				if why == nil {
-					unexplained = append(unexplained, line)
-					line += "\n    (unexplained)"
-				} else {
-					for _, w := range why {
-						cats[w]++
-					}
-					line += "\n    (" + strings.Join(why, ", ") + ")"
-				}
-				diffs = append(diffs, line)
+				ents.add(fmt.Sprintf("  %s\n    pandoc:   %s\n    citefind: %s", e.ID, want, got), "\n    ", classify(e.ID, want, got, false))
 			}
 			for id := range wantEntries {
 				if _, found := gotEntries[id]; !found {
-					total++
-					diffs = append(diffs, fmt.Sprintf("  %s\n    pandoc:   %s\n    citefind: (no entry)", id, wantEntries[id]))
+					ents.total++
+					ents.diffs = append(ents.diffs, fmt.Sprintf("  %s\n    pandoc:   %s\n    citefind: (no entry)", id, wantEntries[id]))
 				}
 			}
 			// The in-text citations (a note style's notes), classified
 			// as the entries are.
-			cmatch := 0
-			var cdiffs, cunexplained []string
-			ccats := map[string]int{}
+			cits.total = len(out.Citations)
 			for i, c := range out.Citations {
 				if i >= len(wantCites) {
 					break
@@ -599,35 +583,17 @@ func comparePandoc(t *testing.T, items []json.RawMessage, styles []string, what 
 				id := cdoc.Citations[i].Items[0].ID
 				got, want := normText(c.Text()), wantCites[i]
 				if got == want {
-					cmatch++
+					cits.match++
 					continue
 				}
-				line := fmt.Sprintf("  citation %d (%s): pandoc %q, citefind %q", i+1, id, want, got)
-				if why := classify(id, want, got, true); why == nil {
-					cunexplained = append(cunexplained, line)
-					line += " (unexplained)"
-				} else {
-					for _, w := range why {
-						ccats[w]++
-					}
-					line += " (" + strings.Join(why, ", ") + ")"
-				}
-				cdiffs = append(cdiffs, line)
+				cits.add(fmt.Sprintf("  citation %d (%s): pandoc %q, citefind %q", i+1, id, want, got), " ", classify(id, want, got, true))
 			}
+			diffs, unexplained, cdiffs, cunexplained := ents.diffs, ents.unexplained, cits.diffs, cits.unexplained
+			match, total, cmatch := ents.match, ents.total, cits.match
 			rate := float64(match) / float64(total)
-			var cl []string
-			for k, v := range cats {
-				cl = append(cl, fmt.Sprintf("%s %d", k, v))
-			}
-			sort.Strings(cl)
-			var ccl []string
-			for k, v := range ccats {
-				ccl = append(ccl, fmt.Sprintf("%s %d", k, v))
-			}
-			sort.Strings(ccl)
 			fmt.Fprintf(&report, "%s: entries %d/%d identical (%.1f%%), %d differ for known reasons [%s], %d unexplained; in-text citations %d/%d identical, %d differ for known reasons [%s], %d unexplained\n",
-				name, match, total, 100*rate, total-match-len(unexplained), strings.Join(cl, "; "), len(unexplained),
-				cmatch, len(out.Citations), len(cdiffs)-len(cunexplained), strings.Join(ccl, "; "), len(cunexplained))
+				name, match, total, 100*rate, total-match-len(unexplained), ents.causes(), len(unexplained),
+				cmatch, cits.total, len(cdiffs)-len(cunexplained), cits.causes(), len(cunexplained))
 			if nodeRes != nil {
 				ne, nes, nc, ncs, nd := compareNode(alone, nodeRes[si])
 				fmt.Fprintf(&report, "  citeproc-js on Node.js: entries %d/%d identical, citations %d/%d\n", nes, ne, ncs, nc)
@@ -1778,6 +1744,43 @@ func withLabelOf(style, entry, alone string) string {
 		return alone
 	}
 	return labelRe.FindString(entry) + labelRe.ReplaceAllString(alone, "")
+}
+
+// tally counts a style's renderings (entries or citations) against
+// pandoc's: the identical ones, and each difference as a report line with
+// its causes, or among the unexplained.
+type tally struct {
+	match, total       int
+	diffs, unexplained []string
+	cats               map[string]int
+}
+
+// add records a difference, line, whose causes are why (nil: unexplained);
+// sep goes between the line and the causes.
+func (t *tally) add(line, sep string, why []string) {
+	if why == nil {
+		t.unexplained = append(t.unexplained, line)
+		line += sep + "(unexplained)"
+	} else {
+		if t.cats == nil {
+			t.cats = map[string]int{}
+		}
+		for _, w := range why {
+			t.cats[w]++
+		}
+		line += sep + "(" + strings.Join(why, ", ") + ")"
+	}
+	t.diffs = append(t.diffs, line)
+}
+
+// causes lists the causes and their counts, sorted by name.
+func (t *tally) causes() string {
+	var cl []string
+	for k, v := range t.cats {
+		cl = append(cl, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(cl)
+	return strings.Join(cl, "; ")
 }
 
 // pandocOut is pandoc's rendering of a document: each item's in-text
