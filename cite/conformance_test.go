@@ -232,12 +232,21 @@ func TestConformancePandoc(t *testing.T) {
 	case raceEnabled:
 		n, styles = 5, styles[:min(4, len(styles))]
 	}
-	items := syntheticItems(220, 15)[:n]
-	report := comparePandoc(t, items, styles, fmt.Sprintf("%d synthetic items", n))
+	// CITEFIND_CONFORMANCE_SEED draws other items of the same shapes:
+	// held out from the seed the known differences were found on.
+	seed, what := int64(15), fmt.Sprintf("%d synthetic items", n)
+	if env := os.Getenv("CITEFIND_CONFORMANCE_SEED"); env != "" {
+		var err error
+		seed, err = strconv.ParseInt(env, 10, 64)
+		require.NoError(t, err, "CITEFIND_CONFORMANCE_SEED=%q: not an integer", env)
+		what = fmt.Sprintf("%d synthetic items of seed %d", n, seed)
+	}
+	items := syntheticItems(220, seed)[:n]
+	report := comparePandoc(t, items, styles, what)
 	if *updateReport {
 		name := "report.txt"
-		if os.Getenv("CITEFIND_CONFORMANCE_STYLES") != "" {
-			name = "report-other.txt" // other styles: not kept
+		if os.Getenv("CITEFIND_CONFORMANCE_STYLES") != "" || seed != 15 {
+			name = "report-other.txt" // other styles or items: not kept
 		}
 		writeReport(t, name, report)
 	}
