@@ -1217,12 +1217,25 @@ var knownDiffs = []knownDiff{
 			return r
 		}, s)
 	}},
-	{"localized-date-part-form", func(_, s string) string {
+	{"localized-date-part-form", func(style, s string) string {
 		s = localizedOrdinalDayRe.ReplaceAllString(s, "$1 $2")
-		for _, re := range [][2]*regexp.Regexp{{localizedDayRe, localizedMonthRe}, {localizedDayDotRe, localizedMonthDotRe}} {
-			s = re[1].ReplaceAllString(re[0].ReplaceAllString(s, "D${1}$2"), "M${1}$2")
+		// The month as its number, by the style's locale: a month name
+		// the locale does not have stays, and so does a different month.
+		months := localeMonths(style)
+		for _, re := range []*regexp.Regexp{localizedMonthRe, localizedMonthDotRe} {
+			s = re.ReplaceAllStringFunc(s, func(m string) string {
+				g := re.FindStringSubmatch(m)
+				if n, err := strconv.Atoi(g[1]); err == nil {
+					return fmt.Sprintf("%02d%s%s", n, g[2], g[3])
+				}
+				if n, ok := months[strings.ToLower(strings.TrimSuffix(g[1], "."))]; ok {
+					return fmt.Sprintf("%02d%s%s", n, g[2], g[3])
+				}
+				return m
+			})
 		}
-		return s
+		// The day without a leading zero ("04/11/2023" as "4/11/2023").
+		return localizedDayRe.ReplaceAllString(s, "$1$2")
 	}},
 	{"term-capitalized-first", func(style, s string) string {
 		// After the citation number of a numbered style too ("179. in
@@ -1402,20 +1415,72 @@ var (
 )
 
 // localizedMonthRe: the month of a numeric date before its year, as a
-// word ("18/avril/2023", "janvier/1995") or a number ("18/04/2023").
-// localizedDayRe: the day before such a month ("4/novembre", "04/11").
+// word ("avril/2023", "janv./1995") or a number ("04/2023"), and the
+// separator; localizedMonthDotRe the same with periods (de-DE
+// "April.2008"), where the rule maps only what the locale names a month
+// (not a label glued to a page, "pp.2925").
+// localizedDayRe: a day with a leading zero before such a month, once
+// the month is a number ("04/11/2023", "04.11.2023").
 var (
-	localizedMonthRe = regexp.MustCompile(`\b(?:\pL+\.?|\d{2})(/)(\d{4})\b`)
-	// With periods (de-DE "22.April.2008") only a capitalised month
-	// name: not a label glued to a page ("pp.2925").
-	localizedMonthDotRe = regexp.MustCompile(`\b(?:\p{Lu}\p{Ll}{2,}|\d{2})(\.)(\d{4})\b`)
-	localizedDayDotRe   = regexp.MustCompile(`\b\d{1,2}(\.)((?:\p{Lu}\p{Ll}{2,}|\d{2})\.\d{4})\b`)
+	localizedMonthRe    = regexp.MustCompile(`\b(\pL+\.?|\d{2})(/)(\d{4})\b`)
+	localizedMonthDotRe = regexp.MustCompile(`\b(\pL+|\d{2})(\.)(\d{4})\b`)
+	localizedDayRe      = regexp.MustCompile(`\b0(\d)([/.]\d{2}[/.]\d{4})\b`)
 	// localizedOrdinalDayRe: a day in the locale's ordinal form (de-DE
 	// "1. Januar 2009"), which pandoc prints in the default form ("1 Januar
 	// 2009"); the day may follow a URL without a space.
 	localizedOrdinalDayRe = regexp.MustCompile(`(\d)\. (\p{Lu}\p{Ll}{2,}\.? \d{4})\b`)
-	localizedDayRe        = regexp.MustCompile(`\b\d{1,2}(/)((?:\pL+\.?|\d{2})/\d{4})\b`)
+	// monthTermRe: a month term of a locale file or a style's locale.
+	monthTermRe = regexp.MustCompile(`<term\s+name="month-(\d{2})"[^>]*>([^<]+)</term>`)
+	// defaultLocaleRe: a style's default locale.
+	defaultLocaleRe = regexp.MustCompile(`default-locale="([^"]+)"`)
 )
+
+// localeMonths caches localeMonthsOf by style.
+var localeMonths = func() func(style string) map[string]int {
+	var cache sync.Map
+	return func(style string) map[string]int {
+		if v, ok := cache.Load(style); ok {
+			return v.(map[string]int)
+		}
+		v, _ := cache.LoadOrStore(style, localeMonthsOf(style))
+		return v.(map[string]int)
+	}
+}()
+
+// localeMonthsOf maps the month names of a system style's locale (its
+// default-locale, else en-US), long and short, lower-cased and without
+// a final period, to their numbers: en-US's first, then the locale
+// file's, then the style's own locale terms, as an engine falls back.
+func localeMonthsOf(style string) map[string]int {
+	lang := "en-US"
+	if m := defaultLocaleRe.FindStringSubmatch(styleText(style)); m != nil {
+		lang = m[1]
+	}
+	files := []string{filepath.Join(csl.SystemLocales, "locales-en-US.xml"), filepath.Join(csl.SystemLocales, "locales-"+lang+".xml")}
+	if !strings.Contains(lang, "-") {
+		// A language without region: its primary dialect ("de" → de-DE),
+		// else any of its files.
+		primary := filepath.Join(csl.SystemLocales, "locales-"+lang+"-"+strings.ToUpper(lang)+".xml")
+		if _, err := os.Stat(primary); err == nil {
+			files[1] = primary
+		} else if some, _ := filepath.Glob(filepath.Join(csl.SystemLocales, "locales-"+lang+"-*.xml")); len(some) > 0 {
+			files[1] = some[0]
+		}
+	}
+	months := map[string]int{}
+	add := func(text string) {
+		for _, m := range monthTermRe.FindAllStringSubmatch(text, -1) {
+			n, _ := strconv.Atoi(m[1])
+			months[strings.ToLower(strings.TrimSuffix(strings.TrimSpace(html.UnescapeString(m[2])), "."))] = n
+		}
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		add(string(b))
+	}
+	add(styleText(style))
+	return months
+}
 
 // superscripts are superscript characters and their plain letter or
 // digit (ordinal-terms-override).

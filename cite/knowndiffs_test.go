@@ -241,6 +241,13 @@ func TestKnownDiffs(t *testing.T) {
 	// A month with periods only as a capitalised name or two digits: not
 	// a page label glued to the page.
 	assert.Nil(t, explain("zeitgeschichte", "Machinery. 2925–2934.", "Machinery. pp.2925–2934."))
+	// Months by the style's locale: the same month in another form, not
+	// another month or day.
+	assert.Nil(t, explain("zeitgeschichte", "Rank fusion, 22.Mai.2008.", "Rank fusion, 22.06.2008."))
+	assert.Nil(t, explain("zeitgeschichte", "Rank fusion, 22.Mai.2008.", "Rank fusion, 23.05.2008."))
+	assert.Nil(t, explain("le-mouvement-social", "Data Science Review, 18/avril/2023 p.", "Data Science Review, 18/05/2023 p."))
+	assert.Nil(t, explain("le-mouvement-social", "Data Science Review, 4/novembre/2023 p.", "Data Science Review, 05/11/2023 p."))
+	assert.Equal(t, []string{"localized-date-part-form"}, explain("le-mouvement-social", "Data Science Review, 4/nov./2023 p.", "Data Science Review, 04/11/2023 p."))
 	// A repeated volume is dropped only when it is the same volume.
 	assert.Nil(t, explain("apa", "Some title (Vol. 30). (1989). (Vol. 31).", "Some title (Vol. 30). (1989)."))
 }
