@@ -659,9 +659,52 @@ type knownDiff struct {
 // citefind's), for a difference that one text alone cannot show, such as
 // which names pandoc replaced by a substitute string.
 var pairNorms = map[string]func(style, p, c string) (string, string){
-	"partial-each-repeated-name": partialEachRepeated,
-	"given-names-expanded":       givenExpandedAsPandoc,
-	"is-numeric-page-letters":    inPressAsYear,
+	"partial-each-repeated-name":  partialEachRepeated,
+	"given-names-expanded":        givenExpandedAsPandoc,
+	"is-numeric-page-letters":     inPressAsYear,
+	"title-case-markup-in-word":   markupInWordAsPandoc,
+	"title-case-after-apostrophe": apostropheCapAsCitefind,
+}
+
+// apostropheCapAsCitefind writes in pandoc's rendering p each capital
+// after an apostrophe that starts a word ("Don’t ’Fit’", pandoc's title
+// case of data whose opening quote is an apostrophe) small where
+// citefind's c has that word with a small letter (citeproc-js does not
+// capitalise a word that starts with an apostrophe); in a style that
+// title-cases.
+func apostropheCapAsCitefind(style, p, c string) (string, string) {
+	if !styleUses(style, `text-case="title"`) {
+		return p, c
+	}
+	p = apostropheCapRe.ReplaceAllStringFunc(p, func(w string) string {
+		if low := strings.ToLower(w); strings.Contains(c, low) {
+			return low
+		}
+		return w
+	})
+	return p, c
+}
+
+// markupInWordAsPandoc writes in citefind's rendering c each word whose
+// second letter is a capital before small letters ("ASsessing",
+// "oBliteration": citeproc-js's title case of "<b>A</b>ssessing", which
+// starts a word again after the tag) as pandoc's p has it, where p has
+// the word with that letter small; in a style that title-cases.
+func markupInWordAsPandoc(style, p, c string) (string, string) {
+	if !styleUses(style, `text-case="title"`) {
+		return p, c
+	}
+	c = innerCapWordRe.ReplaceAllStringFunc(c, func(w string) string {
+		m := innerCapWordRe.FindStringSubmatch(w)
+		rest := strings.ToLower(m[2]) + m[3]
+		for _, first := range []string{m[1], strings.ToUpper(m[1]), strings.ToLower(m[1])} {
+			if regexp.MustCompile(`\b` + regexp.QuoteMeta(first+rest) + `\b`).MatchString(p) {
+				return first + rest
+			}
+		}
+		return w
+	})
+	return p, c
 }
 
 // inPressAsYear takes pandoc's "in press" for the year citefind has at the
@@ -706,7 +749,8 @@ const (
 // closing quote by pandoc in one case and by citeproc-js in another.
 var oneSided = map[string]int{"pandoc-title-link": sidePandoc, "name-affixes-literal": sidePandoc, "punctuation-in-quote-in-data": sideCitefind,
 	"comma-in-quote-at-data-end": sideCitefind, "character-reference-in-style": sidePandoc, "et-al-use-last-count": sidePandoc,
-	"initial-before-given-name": sideCitefind, "group-date-rendered-empty": sidePandoc, "no-printed-form": sideCitefind}
+	"initial-before-given-name": sideCitefind, "group-date-rendered-empty": sidePandoc, "no-printed-form": sideCitefind,
+	"given-name-quoted-nickname": sidePandoc}
 
 // side returns on which renderings k applies (sideBoth, sidePandoc, sideCitefind).
 func (k knownDiff) side() int { return oneSided[k.Name] }
@@ -746,9 +790,22 @@ var (
 	// citeproc 0.6.0.1 (isStopWord: CSL 1.0.1's 26 words plus about and
 	// a few particles) capitalises, and about, into, onto.
 	stopWordRe = regexp.MustCompile(`\b(Above|Across|Afore|After|Against|Along|Alongside|Amid|Amidst|Among|Amongst|Anenst|Apropos|Apud|Around|Aside|Astride|Athwart|Atop|Barring|Before|Behind|Below|Beneath|Beside|Besides|Between|Beyond|Circa|Despite|During|Except|Forenenst|Given|Inside|Lest|Like|Modulo|Near|Next|Notwithstanding|Off|Out|Per|Plus|Pro|Qua|Sans|Since|Than|Through|Throughout|Thru|Thruout|Toward|Towards|Under|Underneath|Until|Unto|Upon|Versus|Vs|Within|Without|Et|About|Into|Onto)\b`)
-	// compoundRe: the first element of a hyphenated compound that is one
-	// letter or a stop word ("E-Books", "In-Memory").
-	compoundRe = regexp.MustCompile(`(^|[\s“‘"(])(\p{Lu}|In|On|At|Of|To|By|For|From|With|Out|Off|Up)-(\pL)`)
+	// compoundRe: the first element of a compound joined by a hyphen or
+	// an ampersand that is one letter or a stop word ("E-Books",
+	// "In-Memory", "Q&a").
+	compoundRe = regexp.MustCompile(`(^|[\s“‘"(])(\p{Lu}|In|On|At|Of|To|By|For|From|With|Out|Off|Up)[-&](\pL)`)
+	// apostropheCapRe: a capital after an apostrophe that starts a word
+	// ("Don’t ’Fit’").
+	apostropheCapRe = regexp.MustCompile(`(^|[\s“‘"(])’(\p{Lu})(\p{Ll})`)
+	// innerCapWordRe: a word whose second letter is a capital before
+	// small letters ("ASsessing", "oBliteration").
+	innerCapWordRe = regexp.MustCompile(`\b(\pL)(\p{Lu})(\p{Ll}+)\b`)
+	// nicknameFamilyRe: a quoted nickname joined to the family name after
+	// it ("’Anthony’Chen"); nicknameInitialRe: after an initial, joined to
+	// it or with the initial's period after it too ("X’Anthony’",
+	// "X.’Anthony’.", "X. ’Anthony’.").
+	nicknameFamilyRe  = regexp.MustCompile(`’(\p{Lu}\p{Ll}+)’(\p{Lu})`)
+	nicknameInitialRe = regexp.MustCompile(`(\p{Lu}\.?) ?’(\p{Lu}\p{Ll}+)’\.?`)
 	// innerCapRe: a capital after a period or parenthesis inside a word
 	// ("Timesheets.Js", "E.Piphany", "(in)Visible").
 	innerCapRe = regexp.MustCompile(`(\pL[.)])(\p{Lu})(\p{Ll})`)
@@ -1114,6 +1171,11 @@ var knownDiffs = []knownDiff{
 	{"title-case-capitals-with-digits", func(_, s string) string { return upperDigits(s) }},
 	{"title-case-hyphenated-compound", func(_, s string) string {
 		return compoundRe.ReplaceAllStringFunc(s, lowerButLast)
+	}},
+	{"title-case-after-apostrophe", nil},
+	{"title-case-markup-in-word", nil},
+	{"given-name-quoted-nickname", func(_, s string) string {
+		return nicknameFamilyRe.ReplaceAllString(nicknameInitialRe.ReplaceAllString(s, "$1 ’$2’"), "’$1’ $2")
 	}},
 	{"title-case-inner-punctuation", func(_, s string) string {
 		return innerCapRe.ReplaceAllStringFunc(s, func(m string) string {
