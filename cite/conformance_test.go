@@ -750,7 +750,7 @@ const (
 var oneSided = map[string]int{"pandoc-title-link": sidePandoc, "name-affixes-literal": sidePandoc, "punctuation-in-quote-in-data": sideCitefind,
 	"comma-in-quote-at-data-end": sideCitefind, "character-reference-in-style": sidePandoc, "et-al-use-last-count": sidePandoc,
 	"initial-before-given-name": sideCitefind, "group-date-rendered-empty": sidePandoc, "no-printed-form": sideCitefind,
-	"given-name-quoted-nickname": sidePandoc}
+	"given-name-nickname": sidePandoc}
 
 // side returns on which renderings k applies (sideBoth, sidePandoc, sideCitefind).
 func (k knownDiff) side() int { return oneSided[k.Name] }
@@ -800,12 +800,12 @@ var (
 	// innerCapWordRe: a word whose second letter is a capital before
 	// small letters ("ASsessing", "oBliteration").
 	innerCapWordRe = regexp.MustCompile(`\b(\pL)(\p{Lu})(\p{Ll}+)\b`)
-	// nicknameFamilyRe: a quoted nickname joined to the family name after
-	// it ("’Anthony’Chen"); nicknameInitialRe: after an initial, joined to
-	// it or with the initial's period after it too ("X’Anthony’",
-	// "X.’Anthony’.", "X. ’Anthony’.").
-	nicknameFamilyRe  = regexp.MustCompile(`’(\p{Lu}\p{Ll}+)’(\p{Lu})`)
-	nicknameInitialRe = regexp.MustCompile(`(\p{Lu}\.?) ?’(\p{Lu}\p{Ll}+)’\.?`)
+	// nicknameFamilyRe: a nickname in quotes or parentheses joined to the
+	// family name after it ("’Anthony’Chen"); nicknameInitialRe: after an
+	// initial, joined to it or with the initial's period after it too
+	// ("X’Anthony’", "X.’Anthony’.", "X. ’Anthony’.", "J.(Jen).").
+	nicknameFamilyRe  = regexp.MustCompile(`(’\p{Lu}\p{Ll}+’|\(\p{Lu}\p{Ll}+\))(\p{Lu})`)
+	nicknameInitialRe = regexp.MustCompile(`(\p{Lu}\.?) ?(’\p{Lu}\p{Ll}+’|\(\p{Lu}\p{Ll}+\))\.?`)
 	// innerCapRe: a capital after a period or parenthesis inside a word
 	// ("Timesheets.Js", "E.Piphany", "(in)Visible").
 	innerCapRe = regexp.MustCompile(`(\pL[.)])(\p{Lu})(\p{Ll})`)
@@ -1174,8 +1174,8 @@ var knownDiffs = []knownDiff{
 	}},
 	{"title-case-after-apostrophe", nil},
 	{"title-case-markup-in-word", nil},
-	{"given-name-quoted-nickname", func(_, s string) string {
-		return nicknameFamilyRe.ReplaceAllString(nicknameInitialRe.ReplaceAllString(s, "$1 ’$2’"), "’$1’ $2")
+	{"given-name-nickname", func(_, s string) string {
+		return nicknameFamilyRe.ReplaceAllString(nicknameInitialRe.ReplaceAllString(s, "$1 $2"), "$1 $2")
 	}},
 	{"title-case-inner-punctuation", func(_, s string) string {
 		return innerCapRe.ReplaceAllStringFunc(s, func(m string) string {

@@ -72,12 +72,17 @@ func TestKnownDiffs(t *testing.T) {
 		{"title-case-hyphenated-compound", "chicago-author-date", "Atwood, Michael. 2010. “Session Details: Market Models for q&a Services.” In Proceedings of the SIGCHI Conference.", "Atwood, Michael. 2010. “Session Details: Market Models for Q&a Services.” In Proceedings of the SIGCHI Conference."},
 		{"title-case-markup-in-word", "modern-language-association", "McCain, Katherine W. “Assessing obliteration by incorporation: Issues and caveats.” J. Am. Soc. Inf. Sci. Technol., vol. 63, no. 11, Nov. 2012, pp. 2129–39.", "McCain, Katherine W. “ASsessing oBliteration by iNcorporation: ISsues and cAveats.” J. Am. Soc. Inf. Sci. Technol., vol. 63, no. 11, Nov. 2012, pp. 2129–39."},
 		{"title-case-after-apostrophe", "modern-language-association", "Yang, Rayoung, et al. “When Fitness Trackers Don’t ’Fit’: End-User Difficulties.” Proceedings of UbiComp, 2015.", "Yang, Rayoung, et al. “When Fitness Trackers Don’t ’fit’: End-User Difficulties.” Proceedings of UbiComp, 2015."},
-		{"given-name-quoted-nickname", "chicago-author-date", "Guo, Anhong, Xiang ’Anthony’Chen, Haoran Qi, and Jeffrey P. Bigham. 2016. “VizLens.”", "Guo, Anhong, Xiang ’Anthony’ Chen, Haoran Qi, and Jeffrey P. Bigham. 2016. “VizLens.”"},
-		{"given-name-quoted-nickname", "vancouver", "268. Guo A, Chen X’Anthony’, Qi H. VizLens. 2016.", "268. Guo A, Chen X ’Anthony’, Qi H. VizLens. 2016."},
-		{"given-name-quoted-nickname", "vancouver", "2. Smith J’Bud’A, Guo A. Screen readers. ACM; 2011.", "2. Smith J ’Bud’ A, Guo A. Screen readers. ACM; 2011."},
-		{"given-name-quoted-nickname", "apa", "Smith, J. ’Bud’. A., & Guo, A. (2011). Screen readers. ACM.", "Smith, J. ’Bud’ A., & Guo, A. (2011). Screen readers. ACM."},
-		{"given-name-quoted-nickname", "springer-lecture-notes-in-computer-science", "268. Guo, A., Chen, X.’Anthony’., Qi, H., Bigham, J.P.: VizLens. In: Proceedings of UIST. pp. 651–664 (2016).", "268. Guo, A., Chen, X. ’Anthony’, Qi, H., Bigham, J.P.: VizLens. In: Proceedings of UIST. pp. 651–664 (2016)."},
-		{"given-name-quoted-nickname", "apa", "Chen, X. ’Anthony’., & Guo, A. (2010). Screen readers. ACM.", "Chen, X. ’Anthony’, & Guo, A. (2010). Screen readers. ACM."},
+		{"given-name-nickname", "chicago-author-date", "Guo, Anhong, Xiang ’Anthony’Chen, Haoran Qi, and Jeffrey P. Bigham. 2016. “VizLens.”", "Guo, Anhong, Xiang ’Anthony’ Chen, Haoran Qi, and Jeffrey P. Bigham. 2016. “VizLens.”"},
+		{"given-name-nickname", "vancouver", "268. Guo A, Chen X’Anthony’, Qi H. VizLens. 2016.", "268. Guo A, Chen X ’Anthony’, Qi H. VizLens. 2016."},
+		{"given-name-nickname", "vancouver", "2. Smith J’Bud’A, Guo A. Screen readers. ACM; 2011.", "2. Smith J ’Bud’ A, Guo A. Screen readers. ACM; 2011."},
+		{"given-name-nickname", "apa", "Smith, J. ’Bud’. A., & Guo, A. (2011). Screen readers. ACM.", "Smith, J. ’Bud’ A., & Guo, A. (2011). Screen readers. ACM."},
+		// A second held-out sample (CITEFIND_CONFORMANCE_OFFSET=94): the nickname in parentheses.
+		{"given-name-nickname", "apa", "McGinn, J. (Jen)., & Kotamraju, N. (2008). Data-driven persona development.", "McGinn, J. (Jen), & Kotamraju, N. (2008). Data-driven persona development."},
+		{"given-name-nickname", "ieee", "[4] S. Naseri, A. Bahrehmand, C. (Cherie). Ding, and C.-H. Chi, “Enhancing tag-based collaborative filtering,” 2013.", "[4] S. Naseri, A. Bahrehmand, C. (Cherie) Ding, and C.-H. Chi, “Enhancing tag-based collaborative filtering,” 2013."},
+		{"given-name-nickname", "harvard-cite-them-right", "McGinn, J.(Jen). and Kotamraju, N. (2008) ‘Data-driven persona development’.", "McGinn, J. (Jen) and Kotamraju, N. (2008) ‘Data-driven persona development’."},
+		{"given-name-nickname", "vancouver", "4. Naseri S, Bahrehmand A, Ding C(Cherie), Chi CH. Enhancing tag-based collaborative filtering. 2013.", "4. Naseri S, Bahrehmand A, Ding C (Cherie), Chi CH. Enhancing tag-based collaborative filtering. 2013."},
+		{"given-name-nickname", "springer-lecture-notes-in-computer-science", "268. Guo, A., Chen, X.’Anthony’., Qi, H., Bigham, J.P.: VizLens. In: Proceedings of UIST. pp. 651–664 (2016).", "268. Guo, A., Chen, X. ’Anthony’, Qi, H., Bigham, J.P.: VizLens. In: Proceedings of UIST. pp. 651–664 (2016)."},
+		{"given-name-nickname", "apa", "Chen, X. ’Anthony’., & Guo, A. (2010). Screen readers. ACM.", "Chen, X. ’Anthony’, & Guo, A. (2010). Screen readers. ACM."},
 		// Held-out synthetic items (seed 17): editors in display order, a list that ends with a period.
 		{"given-names-expanded", "harvard-cite-them-right", "Zhang, H., Ivanova, M. and Brown, C. (1992) Handbook of zero-shot evaluation. Edited by A. Tanaka and A. Tanaka. New York: Example Press.", "Zhang, H., Ivanova, M. and Brown, C. (1992) Handbook of zero-shot evaluation. Edited by A. Tanaka and Amélie Tanaka. New York: Example Press."},
 		{"given-names-expanded", "haffner-style-manual", "A. Smith et al., ‘Scholarly knowledge graphs at scale’, pp. 131–51.", "Amélie Smith et al., ‘Scholarly knowledge graphs at scale’, pp. 131–51."},
@@ -256,6 +261,7 @@ func TestKnownDiffs(t *testing.T) {
 	assert.Nil(t, explain("vancouver", "1. Yang R. When fitness trackers don’t ’Fit’. 2015.", "1. Yang R. When fitness trackers don’t ’fit’. 2015."))
 	assert.Nil(t, explain("chicago-author-date", "Lee, Jo. 2010. “Using iPhones in Class.”", "Lee, Jo. 2010. “Using IPhones in Class.”"))
 	assert.Nil(t, explain("vancouver", "3. Chen X’Anthony’, Guo A. Screen readers. ACM; 2012.", "3. Chen X ’Antony’, Guo A. Screen readers. ACM; 2012."))
+	assert.Nil(t, explain("apa", "Smith, J. (Ed.). (2008). Persona development.", "Smith, J. (Ed.), (2008). Persona development."))
 	// Months by the style's locale: the same month in another form, not
 	// another month or day.
 	assert.Nil(t, explain("zeitgeschichte", "Rank fusion, 22.Mai.2008.", "Rank fusion, 22.06.2008."))
