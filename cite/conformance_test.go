@@ -75,6 +75,7 @@ var (
 // body, an author block and the rest).
 func plain(s string) string {
 	s = blockBoundaryRe.ReplaceAllString(s, `</div> $1<div`)
+	s = blockTextRe.ReplaceAllString(s, `</div> $1$2`)
 	// A superscript of letters as csl.Fragment.Text prints it ("10ᵗʰ").
 	s = supTagRe.ReplaceAllStringFunc(s, func(m string) string {
 		sup, _ := csl.SuperscriptLetters(html.UnescapeString(supTagRe.FindStringSubmatch(m)[1]))
@@ -89,12 +90,19 @@ func plain(s string) string {
 // block that holds only a URL in its link: `</div><a href="…"><div`).
 var blockBoundaryRe = regexp.MustCompile(`</div>((?:<[a-z][^>]*>)*)<div`)
 
+// blockTextRe is the end of a block followed by inline text, which
+// starts a new line (topoi-orient-occident's `<div class="csl-block">2024</div><em>Revisiting`),
+// unless the text is punctuation that ends the entry.
+var blockTextRe = regexp.MustCompile(`</div>((?:<[a-z][^>]*>)*)([^\s<.,;:)\]])`)
+
 // TestPlainBlocks checks that plain separates a style's blocks by a
 // space, also where pandoc wraps a block in its link.
 func TestPlainBlocks(t *testing.T) {
 	assert.Equal(t, "Blog,. https://example.org/1", plain(`<div class="csl-block">Blog,.</div><a href="https://example.org/1"><div class="csl-block"><em>https://example.org/1</em></div></a>`))
 	assert.Equal(t, "1. Aa, B. Title.", plain(`<div class="csl-left-margin">1. </div><div class="csl-right-inline">Aa, B. <i>Title</i>.</div>`))
 	assert.Equal(t, "Blog,.https://example.org/1", plain(`Blog,.<a href="https://example.org/1">https://example.org/1</a>`), "inline links stay joined")
+	assert.Equal(t, "Chen 2024 Revisiting (2024).", plain(`<div class="csl-block">Chen 2024</div><em>Revisiting</em> (2024).`), "a block before inline text")
+	assert.Equal(t, "Chen 2024.", plain(`<div class="csl-block">Chen 2024</div>.`), "a block before the entry's period")
 }
 
 // TestFootnoteText checks that a note style's citation is read from
@@ -659,12 +667,35 @@ type knownDiff struct {
 // citefind's), for a difference that one text alone cannot show, such as
 // which names pandoc replaced by a substitute string.
 var pairNorms = map[string]func(style, p, c string) (string, string){
-	"partial-each-repeated-name":  partialEachRepeated,
-	"given-names-expanded":        givenExpandedAsPandoc,
-	"is-numeric-page-letters":     inPressAsYear,
-	"title-case-markup-in-word":   markupInWordAsPandoc,
-	"title-case-after-apostrophe": apostropheCapAsCitefind,
-	"given-name-nickname":         nicknameAsCitefind,
+	"partial-each-repeated-name":   partialEachRepeated,
+	"given-names-expanded":         givenExpandedAsPandoc,
+	"is-numeric-page-letters":      inPressAsYear,
+	"title-case-markup-in-word":    markupInWordAsPandoc,
+	"title-case-after-apostrophe":  apostropheCapAsCitefind,
+	"given-name-nickname":          nicknameAsCitefind,
+	"names-substitute-empty-group": literalOfEmptyGroup,
+}
+
+// styleLiteralRe is a literal text of a style (`<text value="o. A."`).
+var styleLiteralRe = regexp.MustCompile(`<text\s[^>]*value="([^"]+)"`)
+
+// literalOfEmptyGroup empties pandoc's citation p where citeproc-js
+// printed nothing for the cite (c is its no-printed-form message) and
+// p holds only literal text of the style with affixes and punctuation
+// (fjsb's "(o. A. )"): a group whose called variables are all empty, a
+// cs:names with a cs:substitute among them, which pandoc does not count.
+func literalOfEmptyGroup(style, p, c string) (string, string) {
+	if p == "" || !noPrintedFormRe.MatchString(c) || !styleUses(style, "<substitute>") {
+		return p, c
+	}
+	rest := p
+	for _, m := range styleLiteralRe.FindAllStringSubmatch(styleText(style), -1) {
+		rest = strings.ReplaceAll(rest, html.UnescapeString(m[1]), "")
+	}
+	if rest != p && strings.Trim(rest, " ()[].,;:") == "" {
+		return "", c
+	}
+	return p, c
 }
 
 // nicknameAsCitefind writes in pandoc's rendering p each nickname in
@@ -1309,6 +1340,9 @@ var knownDiffs = []knownDiff{
 			return r
 		}, s)
 	}},
+	// A superscript o as the fr-FR and fr-CA locales write it (nᵒ, fᵒ):
+	// citeproc-js prints <sup>o</sup>, whose plain text is º (csl.Text).
+	{"superscript-o-character", func(_, s string) string { return strings.ReplaceAll(s, "ᵒ", "º") }},
 	{"localized-date-part-form", func(style, s string) string {
 		s = localizedOrdinalDayRe.ReplaceAllString(s, "$1 $2")
 		// The month as its number, by the style's locale: a month name
@@ -1329,6 +1363,8 @@ var knownDiffs = []knownDiff{
 		// The day without a leading zero ("04/11/2023" as "4/11/2023").
 		return localizedDayRe.ReplaceAllString(s, "$1$2")
 	}},
+	// Before term-capitalized-first, which would capitalise the literal.
+	{"names-substitute-empty-group", nil},
 	{"term-capitalized-first", func(style, s string) string {
 		// After the citation number of a numbered style too ("179. in
 		// Proceedings" → "179. In Proceedings"), not after a year.
