@@ -674,6 +674,53 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 	"title-case-after-apostrophe":  apostropheCapAsCitefind,
 	"given-name-nickname":          nicknameAsCitefind,
 	"names-substitute-empty-group": literalOfEmptyGroup,
+	"label-of-empty-variable":      emptyPageLabelAsPandoc,
+	"period-absorbs-comma":         periodCommaAsCitefind,
+}
+
+// emptyLabelRe is a page label at the start of a text, maybe after a
+// space ("p. ", " p.", "pp. ", "Page ").
+var emptyLabelRe = regexp.MustCompile(`^ ?(?:pp?\.|[Pp]ages?)(?: |$)`)
+
+// emptyPageLabelAsPandoc drops from citefind's rendering c each page
+// label that pandoc's p does not have where the two first differ, in a
+// style that labels the page (citeproc-js prints the label of an empty
+// page: "Machinery. p. [online].", "Machinery. p."), where that brings
+// the two closer.
+func emptyPageLabelAsPandoc(style, p, c string) (string, string) {
+	if !styleMatches(style, pageLabelRe) {
+		return p, c
+	}
+	for {
+		n := commonPrefixLen(p, c)
+		loc := emptyLabelRe.FindStringIndex(c[n:])
+		if loc == nil {
+			return p, c
+		}
+		c2 := c[:n] + strings.TrimPrefix(c[n+loc[1]:], " ")
+		if n+loc[1] == len(c) {
+			c2 = c[:n] // the label ended the text
+		}
+		if c2 != p && commonPrefixLen(p, c2) <= n {
+			return p, c
+		}
+		c = c2
+	}
+}
+
+// periodCommaAsCitefind drops from pandoc's rendering p the comma of a
+// delimiter after a period where citefind's c has the period alone at the
+// same place ("RecSys ’09., Association" → "RecSys ’09. Association": an
+// element's suffix "." that citeproc-js merged with its group's, then the
+// group's delimiter ", ", whose comma citeproc-js drops after it).
+func periodCommaAsCitefind(_, p, c string) (string, string) {
+	for {
+		n := commonPrefixLen(p, c)
+		if n == 0 || p[n-1] != '.' || !strings.HasPrefix(p[n:], ", ") || !strings.HasPrefix(c[n:], " ") {
+			return p, c
+		}
+		p = p[:n] + p[n+1:]
+	}
 }
 
 // styleLiteralRe is a literal text of a style (`<text value="o. A."`).
@@ -875,9 +922,10 @@ var (
 	// compoundPageRe: a page range of prefixed numbers ("II-298-II-306"),
 	// with its label; compoundLabelRe the label alone.
 	// citeproc-js may put a space before the second prefix ("II-298- II–306");
-	// eneuro joins the label to the page ("ppII-298", so no \b before).
+	// eneuro joins the label to the page ("ppII-298", so no \b before;
+	// acta-scientiae-veterinariae with its period, "pp.II-298").
 	compoundPageRe  = regexp.MustCompile(`(\p{Lu}+-\d+)[-–] ?(\p{Lu}+)[–\x{2011}-](\d+)\b`)
-	compoundLabelRe = regexp.MustCompile(`\b(?:(?:[Pp]p?\.?|[Pp]ages?|ss?\.) |[Pp]p?)(\p{Lu}+-\d+-\p{Lu}+-\d+)`)
+	compoundLabelRe = regexp.MustCompile(`\b(?:(?:[Pp]p?\.?|[Pp]ages?|ss?\.) |[Pp]p?\.?)(\p{Lu}+-\d+-\p{Lu}+-\d+)`)
 	// unknownPagesRe: Beebe's "??" for an unknown first or last page, with
 	// the delimiter before it and what follows the dash ("??–??", "1682-??",
 	// pandoc's abbreviated "??–").
@@ -1244,6 +1292,7 @@ var knownDiffs = []knownDiff{
 	{"nested-quote-punctuation", func(_, s string) string {
 		return strings.NewReplacer(",’”", "’,”", ".’”", "’.”").Replace(s)
 	}},
+	{"period-absorbs-comma", nil},
 	{"comma-after-abbreviation-period", func(_, s string) string { return strings.ReplaceAll(s, ".,”", ".”") }},
 	{"pandoc-title-link", func(_, s string) string { return titleLinkRe.ReplaceAllString(s, "$1.”") }},
 	{"is-numeric-page-letters", nil},
@@ -1317,6 +1366,7 @@ var knownDiffs = []knownDiff{
 		}
 		return volumesLabelRe.ReplaceAllString(s, "($1)")
 	}},
+	{"label-of-empty-variable", nil},
 	{"numbering-empty-sort-keys", func(style, s string) string {
 		if !numbersSortedBibliography(style) {
 			return s
