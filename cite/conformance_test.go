@@ -676,6 +676,41 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 	"names-substitute-empty-group": literalOfEmptyGroup,
 	"label-of-empty-variable":      emptyPageLabelAsPandoc,
 	"period-absorbs-comma":         periodCommaAsCitefind,
+	"given-name-hyphen-period":     hyphenPeriodAsPandoc,
+	"empty-element-punctuation":    emptyPrefixAsPandoc,
+}
+
+// emptyPrefixAsPandoc drops from citefind's rendering c, where the two
+// first differ, a ". " or ", " right after a delimiter "; " or ", " that
+// pandoc's p has alone there (the prefix of an empty element, which
+// citeproc-js prints and pandoc drops: aerospace-medicine "Springer; .
+// Technical").
+func emptyPrefixAsPandoc(_, p, c string) (string, string) {
+	for {
+		n := commonPrefixLen(p, c)
+		if n < 2 || len(c) < n+3 || (c[n-2:n] != "; " && c[n-2:n] != ", ") || !(strings.HasPrefix(c[n:], ". ") || strings.HasPrefix(c[n:], ", ")) || !strings.HasPrefix(p[n:], c[n+2:n+3]) {
+			return p, c
+		}
+		c = c[:n] + c[n+2:]
+	}
+}
+
+// hyphenPeriodAsPandoc writes in citefind's rendering c the initials of
+// a given name written "Paul-. Alexandru" (ACM-CR) as pandoc's p has them
+// where the two first differ: "P.-. A." as "P.-.A.", and with initials
+// without periods "P. A" as "P-A".
+func hyphenPeriodAsPandoc(_, p, c string) (string, string) {
+	for {
+		n := commonPrefixLen(p, c)
+		switch {
+		case n >= 3 && c[n-3:n] == ".-." && strings.HasPrefix(c[n:], " ") && !strings.HasPrefix(p[n:], " "):
+			c = c[:n] + c[n+1:] // "P.-. A." → "P.-.A."
+		case n >= 1 && strings.HasPrefix(p[n:], "-") && strings.HasPrefix(c[n:], ". ") && len(p) > n+1 && len(c) > n+2 && p[n+1] == c[n+2]:
+			c = c[:n] + "-" + c[n+2:] // "P. A" → "P-A"
+		default:
+			return p, c
+		}
+	}
 }
 
 // emptyLabelRe is a page label at the start of a text, maybe after a
@@ -900,6 +935,9 @@ var (
 	// an ampersand that is one letter or a stop word ("E-Books",
 	// "In-Memory", "Q&a").
 	compoundRe = regexp.MustCompile(`(^|[\s“‘"(])(\p{Lu}|In|On|At|Of|To|By|For|From|With|Out|Off|Up)[-&](\pL)`)
+	// atSignWordRe: a word whose lower-case start is joined by "@" to
+	// more ("Persian@CLEF"; "persian@CLEF" in the data).
+	atSignWordRe = regexp.MustCompile(`(^|[\s“‘"(])(\p{Lu})(\p{Ll}+@\pL)`)
 	// apostropheCapRe: a capital after an apostrophe that starts a word
 	// ("Don’t ’Fit’").
 	apostropheCapRe = regexp.MustCompile(`(^|[\s“‘"(])’(\p{Lu})(\p{Ll})`)
@@ -1149,6 +1187,10 @@ var knownDiffs = []knownDiff{
 	}},
 	// First: later rules (page-range-abbreviation) rewrite a year range.
 	{"date-range-affixes", func(_, s string) string { return rangeEndAffixRe.ReplaceAllString(s, "$1–$2$3") }},
+	// An empty element's prefix after a delimiter that pandoc drops and
+	// keeps the delimiter ("Springer; . Technical" → "Springer;
+	// Technical"), read from both renderings before the forms below.
+	{"empty-element-punctuation", nil},
 	// empty-element-punctuation's delimiter meeting a prefix that opens
 	// with punctuation, which pandoc merges ("Title, . Video" → "Title.
 	// Video", "Title. , 303 U.S." → "Title, 303 U.S."): before
@@ -1280,6 +1322,16 @@ var knownDiffs = []knownDiff{
 		return compoundRe.ReplaceAllStringFunc(s, lowerButLast)
 	}},
 	{"title-case-after-apostrophe", nil},
+	{"title-case-at-sign", func(style, s string) string {
+		if !styleUses(style, `text-case="title"`) {
+			return s
+		}
+		return atSignWordRe.ReplaceAllStringFunc(s, func(m string) string {
+			g := atSignWordRe.FindStringSubmatch(m)
+			return g[1] + strings.ToLower(g[2]) + g[3]
+		})
+	}},
+	{"given-name-hyphen-period", nil},
 	{"title-case-markup-in-word", nil},
 	{"given-name-nickname", nil},
 	{"title-case-inner-punctuation", func(_, s string) string {
