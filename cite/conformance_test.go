@@ -1858,17 +1858,28 @@ func givenExpandedAsPandoc(style, p, c string) (string, string) {
 			return m
 		})
 	}
-	c = givenExpandedRe.ReplaceAllStringFunc(c, func(m string) string {
-		g := givenExpandedRe.FindStringSubmatch(m)
+	// Tried at the start of every word, not only after the previous
+	// match: "Jr, Müller," (no name of p) must not hide "Müller, Irina,".
+	for i := 0; i < len(c); i++ {
+		if i > 0 && c[i-1] != ' ' {
+			continue
+		}
+		g := givenExpandedAtRe.FindStringSubmatch(c[i:])
+		if g == nil {
+			continue
+		}
 		for _, form := range []string{g[1] + g[2] + "." + g[3], g[1] + g[2] + g[3]} {
 			if g[3] != "" && strings.Contains(p, form) || g[3] == "" && strings.HasSuffix(p, form) {
-				return form
+				c = c[:i] + form + c[i+len(g[0]):]
+				break
 			}
 		}
-		return m
-	})
+	}
 	return p, c
 }
+
+// givenExpandedAtRe is givenExpandedRe at the start of the text.
+var givenExpandedAtRe = regexp.MustCompile(`^` + givenExpandedRe.String())
 
 // commonPrefixLen is the length in bytes of the longest common prefix of
 // a and b that ends on a character boundary.
