@@ -696,22 +696,31 @@ func emptyPrefixAsPandoc(_, p, c string) (string, string) {
 }
 
 // hyphenPeriodAsPandoc writes in citefind's rendering c the initials of
-// a given name written "Paul-. Alexandru" (ACM-CR) as pandoc's p has them
-// where the two first differ: "P.-. A." as "P.-.A.", and with initials
-// without periods "P. A" as "P-A".
+// a given name written "Paul-. Alexandru" (ACM-CR) as pandoc's p has
+// them, where p has that form: "Chirita, P.-. A." as "Chirita, P.-.A.",
+// and with initials without periods "Chirita P. A" as "Chirita P-A".
 func hyphenPeriodAsPandoc(_, p, c string) (string, string) {
-	for {
-		n := commonPrefixLen(p, c)
-		switch {
-		case n >= 3 && c[n-3:n] == ".-." && strings.HasPrefix(c[n:], " ") && !strings.HasPrefix(p[n:], " "):
-			c = c[:n] + c[n+1:] // "P.-. A." → "P.-.A."
-		case n >= 1 && strings.HasPrefix(p[n:], "-") && strings.HasPrefix(c[n:], ". ") && len(p) > n+1 && len(c) > n+2 && p[n+1] == c[n+2]:
-			c = c[:n] + "-" + c[n+2:] // "P. A" → "P-A"
-		default:
-			return p, c
-		}
+	for _, r := range []struct {
+		re   *regexp.Regexp
+		with string
+	}{{hyphenPeriodRe, "$1.-.$2"}, {initialPeriodSpaceRe, "$1$2-$3$4"}} {
+		c = r.re.ReplaceAllStringFunc(c, func(m string) string {
+			if w := r.re.ReplaceAllString(m, r.with); strings.Contains(p, w) {
+				return w
+			}
+			return m
+		})
 	}
+	return p, c
 }
+
+var (
+	// hyphenPeriodRe: "P.-. A" (citeproc-js's initials of "Paul-.
+	// Alexandru"); initialPeriodSpaceRe: "Chirita P. A," (the same
+	// without initial periods), with the family name before it.
+	hyphenPeriodRe       = regexp.MustCompile(`(\p{Lu})\.-\. (\p{Lu})`)
+	initialPeriodSpaceRe = regexp.MustCompile(`(\p{Lu}\p{Ll}+ )(\p{Lu})\. (\p{Lu})([,.]| )`)
+)
 
 // emptyLabelRe is a page label at the start of a text, maybe after a
 // space ("p. ", " p.", "pp. ", "Page ").
