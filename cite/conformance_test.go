@@ -680,20 +680,24 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 	"empty-element-punctuation":    emptyPrefixAsPandoc,
 }
 
-// emptyPrefixAsPandoc drops from citefind's rendering c, where the two
-// first differ, a ". " or ", " right after a delimiter "; " or ", " that
-// pandoc's p has alone there (the prefix of an empty element, which
-// citeproc-js prints and pandoc drops: aerospace-medicine "Springer; .
-// Technical").
+// emptyPrefixAsPandoc drops from citefind's rendering c a ". " or ", "
+// right after a delimiter "; " or ", " where pandoc's p has the words
+// around it with the delimiter alone (the prefix of an empty element,
+// which citeproc-js prints and pandoc drops: aerospace-medicine
+// "Springer; . Technical" → "Springer; Technical").
 func emptyPrefixAsPandoc(_, p, c string) (string, string) {
-	for {
-		n := commonPrefixLen(p, c)
-		if n < 2 || len(c) < n+3 || (c[n-2:n] != "; " && c[n-2:n] != ", ") || !(strings.HasPrefix(c[n:], ". ") || strings.HasPrefix(c[n:], ", ")) || !strings.HasPrefix(p[n:], c[n+2:n+3]) {
-			return p, c
+	c = emptyPrefixRe.ReplaceAllStringFunc(c, func(m string) string {
+		if w := emptyPrefixRe.ReplaceAllString(m, "$1$2"); strings.Contains(p, w) {
+			return w
 		}
-		c = c[:n] + c[n+2:]
-	}
+		return m
+	})
+	return p, c
 }
+
+// emptyPrefixRe: a word, a delimiter, the punctuation of an empty
+// element's prefix, and the next word.
+var emptyPrefixRe = regexp.MustCompile(`(\pL{2,}[;,] )[.,] (\pL+)`)
 
 // hyphenPeriodAsPandoc writes in citefind's rendering c the initials of
 // a given name written "Paul-. Alexandru" (ACM-CR) as pandoc's p has

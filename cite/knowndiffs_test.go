@@ -218,6 +218,8 @@ func TestKnownDiffs(t *testing.T) {
 	// its no-printed-form message.
 	assert.Equal(t, []string{"given-name-hyphen-period", "numbering-empty-sort-keys"},
 		explain("acm-sig-proceedings", "[60] Chirita, P.-.A. et al. 2004. Finding related pages.", "[56] Chirita, P.-. A. et al. 2004. Finding related pages."))
+	assert.Equal(t, []string{"empty-element-punctuation", "numbering-empty-sort-keys"},
+		explain("aerospace-medicine-and-human-performance", "104. Kowalczyk JRR, Dubois MJ, MacDonald É. Springer; Technical report No: TR-250.", "89. Kowalczyk JRR, Dubois MJ, MacDonald É. Springer; . Technical report No: TR-250."))
 	named["names-substitute-empty-group"] = true
 	assert.Equal(t, []string{"names-substitute-empty-group", "no-printed-form"},
 		explain("forschungsjournal-soziale-bewegungen-fjsb", "(o. A. )", "([CSL STYLE ERROR: reference with no printed form.])"))
