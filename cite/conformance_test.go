@@ -681,7 +681,7 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 }
 
 // emptyPrefixAsPandoc drops from citefind's rendering c a ". " or ", "
-// right after a delimiter "; " or ", " where pandoc's p has the words
+// right after a delimiter "; " where pandoc's p has the words
 // around it with the delimiter alone (the prefix of an empty element,
 // which citeproc-js prints and pandoc drops: aerospace-medicine
 // "Springer; . Technical" → "Springer; Technical").
@@ -695,9 +695,11 @@ func emptyPrefixAsPandoc(_, p, c string) (string, string) {
 	return p, c
 }
 
-// emptyPrefixRe: a word, a delimiter, the punctuation of an empty
-// element's prefix, and the next word.
-var emptyPrefixRe = regexp.MustCompile(`(\pL{2,}[;,] )[.,] (\pL+)`)
+// emptyPrefixRe: a word, the delimiter "; ", the punctuation of an
+// empty element's prefix, and the next word. Only after a semicolon,
+// which pandoc keeps: after a comma it keeps the prefix's period instead
+// ("Title, . Video" → "Title. Video", the rule's forms below).
+var emptyPrefixRe = regexp.MustCompile(`(\pL{2,}; )[.,] (\pL+)`)
 
 // hyphenPeriodAsPandoc writes in citefind's rendering c the initials of
 // a given name written "Paul-. Alexandru" (ACM-CR) as pandoc's p has
