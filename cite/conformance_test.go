@@ -686,13 +686,7 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 // which citeproc-js prints and pandoc drops: aerospace-medicine
 // "Springer; . Technical" → "Springer; Technical").
 func emptyPrefixAsPandoc(_, p, c string) (string, string) {
-	c = emptyPrefixRe.ReplaceAllStringFunc(c, func(m string) string {
-		if w := emptyPrefixRe.ReplaceAllString(m, "$1$2"); strings.Contains(p, w) {
-			return w
-		}
-		return m
-	})
-	return p, c
+	return p, asInOther(emptyPrefixRe, c, p, func(g []string) []string { return []string{g[1] + g[2]} })
 }
 
 // emptyPrefixRe: a word, the delimiter "; ", the punctuation of an
@@ -710,12 +704,7 @@ func hyphenPeriodAsPandoc(_, p, c string) (string, string) {
 		re   *regexp.Regexp
 		with string
 	}{{hyphenPeriodRe, "$1.-.$2"}, {initialPeriodSpaceRe, "$1$2-$3$4"}} {
-		c = r.re.ReplaceAllStringFunc(c, func(m string) string {
-			if w := r.re.ReplaceAllString(m, r.with); strings.Contains(p, w) {
-				return w
-			}
-			return m
-		})
+		c = asInOther(r.re, c, p, func(g []string) []string { return []string{r.re.ReplaceAllString(g[0], r.with)} })
 	}
 	return p, c
 }
@@ -802,25 +791,29 @@ func literalOfEmptyGroup(style, p, c string) (string, string) {
 // with a space, as citeproc-js prints it, where citefind's c has it so;
 // the period after it stays where c has it too (the end of a name list).
 func nicknameAsCitefind(_, p, c string) (string, string) {
-	p = nicknameInitialRe.ReplaceAllStringFunc(p, func(m string) string {
-		g := nicknameInitialRe.FindStringSubmatch(m)
+	p = asInOther(nicknameInitialRe, p, c, func(g []string) []string {
 		base := g[1] + " " + g[2]
-		if strings.HasSuffix(m, ".") && strings.Contains(c, base+".") {
-			return base + "."
+		if strings.HasSuffix(g[0], ".") {
+			return []string{base + ".", base}
 		}
-		if strings.Contains(c, base) {
-			return base
+		return []string{base}
+	})
+	return asInOther(nicknameFamilyRe, p, c, func(g []string) []string { return []string{g[1] + " " + g[2]} }), c
+}
+
+// asInOther rewrites each match of re in s to the first of its forms
+// (from the match's submatches) that the other rendering contains, and
+// leaves a match none of whose forms it contains: the shape of the rules
+// that read both renderings.
+func asInOther(re *regexp.Regexp, s, other string, forms func(g []string) []string) string {
+	return re.ReplaceAllStringFunc(s, func(m string) string {
+		for _, f := range forms(re.FindStringSubmatch(m)) {
+			if strings.Contains(other, f) {
+				return f
+			}
 		}
 		return m
 	})
-	p = nicknameFamilyRe.ReplaceAllStringFunc(p, func(m string) string {
-		g := nicknameFamilyRe.FindStringSubmatch(m)
-		if w := g[1] + " " + g[2]; strings.Contains(c, w) {
-			return w
-		}
-		return m
-	})
-	return p, c
 }
 
 // apostropheCapAsCitefind writes in pandoc's rendering p each capital
@@ -833,13 +826,7 @@ func apostropheCapAsCitefind(style, p, c string) (string, string) {
 	if !styleUses(style, `text-case="title"`) {
 		return p, c
 	}
-	p = apostropheCapRe.ReplaceAllStringFunc(p, func(w string) string {
-		if low := strings.ToLower(w); strings.Contains(c, low) {
-			return low
-		}
-		return w
-	})
-	return p, c
+	return asInOther(apostropheCapRe, p, c, func(g []string) []string { return []string{strings.ToLower(g[0])} }), c
 }
 
 // markupInWordAsPandoc writes in citefind's rendering c each word whose
