@@ -247,7 +247,8 @@ type SyncOptions struct {
 	// sync brings vectors of another model of the same embedder (a trained
 	// embedder retrained).
 	Model string
-	// Force re-sends every paper.
+	// Force re-sends every paper (and makes every replica of a remote
+	// backend index each afresh).
 	Force bool
 	// Progress, when set, is called with papers done and the total.
 	Progress func(done, total int)
@@ -256,6 +257,10 @@ type SyncOptions struct {
 // SyncReport says what Sync did.
 type SyncReport struct {
 	Sent, Removed int
-	Generation    int64    // the store generation the backend now reflects
-	Warnings      []string // e.g. objects a batch could not write, retried
+	// Rewritten counts the papers written again, unchanged, so that every
+	// replica indexes them afresh: those an earlier sync wrote while a
+	// replica failed.
+	Rewritten  int
+	Generation int64    // the store generation the backend now reflects
+	Warnings   []string // e.g. objects a batch could not write, retried
 }

@@ -80,7 +80,10 @@ stays in DIR, the canonical record. The database records the backend, so
 query, eval, serve, mcp, status and remove use it; --backend local goes back
 to the indexes in DIR. Name several nodes of a cluster and requests move to
 the next node when one fails, and slow reads are also sent to it (hedge=3s).
-docs/scale.md has the details.`
+A node that fails in the middle of a write can keep papers without some of
+their index entries: the sync says so and the next one writes those papers
+again; --force writes every paper again, on every replica. docs/scale.md has
+the details.`
 
 func (c *indexCmd) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet(c.env, "index", indexUsage)
@@ -189,6 +192,9 @@ func printIngestSummary(w io.Writer, dir string, sum build.IngestSummary, rep bu
 	case rep.Remote != nil:
 		r := rep.Remote
 		fmt.Fprintf(w, "  search index:      %s: %d papers sent, %d removed; at store generation %d\n", rep.Backend, r.Sent, r.Removed, r.Generation)
+		if r.Rewritten > 0 {
+			fmt.Fprintf(w, "  written again:     %d papers an earlier sync wrote while a replica failed, so that every replica indexes them\n", r.Rewritten)
+		}
 		for _, warn := range r.Warnings {
 			fmt.Fprintf(w, "    warning: %s\n", warn)
 		}

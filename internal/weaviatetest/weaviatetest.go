@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,9 +79,10 @@ type Node struct {
 	Raft     int // Raft; Raft+1 is its internal RPC port
 	Dir      string
 
-	bin string
-	env []string
-	t   testing.TB
+	bin   string
+	env   []string
+	extra []string // SetEnv: settings of the next starts, over env
+	t     testing.TB
 
 	cluster *Cluster
 	started bool // launched at least once
@@ -118,6 +120,14 @@ func (n *Node) Start(ctx context.Context) error {
 	return n.WaitReady(ctx)
 }
 
+// SetEnv sets Weaviate settings ("NAME=value") for the node's next
+// starts, over the test defaults; SetEnv() goes back to the defaults.
+func (n *Node) SetEnv(kv ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.extra = slices.Clone(kv)
+}
+
 func (n *Node) launch() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -133,7 +143,7 @@ func (n *Node) launch() error {
 		return err
 	}
 	cmd := exec.Command(n.bin, "--host", "127.0.0.1", "--port", strconv.Itoa(n.HTTPPort), "--scheme", "http")
-	cmd.Env = append(os.Environ(), n.env...)
+	cmd.Env = append(append(os.Environ(), n.env...), n.extra...) // the last of a name wins
 	if n.cluster != nil && len(n.cluster.Nodes) > 1 {
 		// Join the memberlist through the nodes started before (all the
 		// others on a restart): node 1 starts alone the first time.

@@ -81,6 +81,7 @@ type Backend struct {
 	metaSeq      int64 // the newest metadata write number seen (readMeta, writeMeta)
 	metaUsed     int64 // the highest number this Backend wrote or tried to write
 	metaSeqReady bool  // the metadata collection has the write-number property
+	stampReady   bool  // the papers collection has propStamp
 
 	searchFields []string // tests: the fields searched for candidates (nil: every scored field)
 }
@@ -355,6 +356,13 @@ func (b *Backend) Stats(ctx context.Context) (retrieve.Stats, error) {
 	st.Generation = s.m.Generation
 	if s.m.Target >= 0 {
 		st.Detail = append(st.Detail, fmt.Sprintf("a sync towards generation %d stopped after paper %q; the next sync completes it", s.m.Target, s.m.After))
+	}
+	if r := s.m.Rewrite; r != nil {
+		which := fmt.Sprintf("the papers changed after generation %d", *r)
+		if *r < 0 {
+			which = "every paper"
+		}
+		st.Detail = append(st.Detail, fmt.Sprintf("papers to write again: %s, written while a replica failed; the next sync writes them again so that every replica indexes them", which))
 	}
 	if s.m.Dim > 0 {
 		st.Vectors, st.VectorGeneration, st.Dim = s.n, s.m.Generation, s.m.Dim

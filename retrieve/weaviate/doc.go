@@ -129,4 +129,15 @@
 // generation only after every batch is acknowledged, and checkpoints its
 // progress (the last paper ID of the contiguous acknowledged batches) so
 // that a run killed part-way is completed by the next.
+//
+// A node killed in the middle of a write can keep, after Weaviate's WAL
+// recovery, an object without some of its index entries; async
+// replication compares objects and does not see it, and Weaviate skips a
+// write of an unchanged object. So a sync in which a paper write was
+// refused or failed, or a replica was lost while it wrote, marks its papers
+// in the metadata (Stats says so), and the next sync writes them again
+// with a new stamp (property "rewritten"), which makes every replica index
+// them afresh (SyncReport.Rewritten); a resumed run stamps what it sends,
+// and so does a forced sync (citefind index --force), which mends the
+// whole collection.
 package weaviate

@@ -42,3 +42,9 @@ func (b *Backend) HasMetaWrite(ctx context.Context, seq int64) (bool, error) {
 	_, ok, err := b.readMetaObject(ctx, b.metaSeqID(seq))
 	return ok, err
 }
+
+// UUIDFor is uuidFor: a paper's object UUID.
+func UUIDFor(id string) string { return uuidFor(id) }
+
+// PropStamp is the property a rewrite stamps papers with.
+const PropStamp = propStamp

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/internal/weaviatetest"
 	"github.com/citefind/citefind/retrieve"
 	"github.com/citefind/citefind/retrieve/weaviate"
@@ -197,11 +198,16 @@ func TestFaults(t *testing.T) {
 	rep, err := be.Sync(ctx, st, retrieve.SyncOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), f.refused.Load())
-	require.Len(t, rep.Warnings, 2, "%v", rep.Warnings)
+	require.Len(t, rep.Warnings, 3, "%v", rep.Warnings)
 	assert.Contains(t, rep.Warnings[0], "injected: shard busy")
+	// A refused write may be a node failing in the middle of it, which
+	// can leave an object without index entries: the papers are marked
+	// to be written again.
+	assert.Contains(t, rep.Warnings[2], "the next sync writes them again")
 	stats, err := be.Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 120, stats.Papers)
+	assert.True(t, hasWarning(stats.Detail, "papers to write again: every paper"), "%v", stats.Detail)
 
 	// Refused always: the sync fails, names the paper, and the collection
 	// stays at the previous generation.
@@ -218,15 +224,30 @@ func TestFaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, stats.Generation, "a failed sync does not advance the generation")
 
-	// The fault goes away: the next sync completes.
+	// The fault goes away: the next sync completes, and writes every
+	// paper again (marked by the first sync, and kept by the failed one)
+	// with a stamp, so that Weaviate indexes each afresh.
 	f.refuse = nil
-	_, err = be.Sync(ctx, st, retrieve.SyncOptions{})
+	rep, err = be.Sync(ctx, st, retrieve.SyncOptions{})
 	require.NoError(t, err)
+	assert.Equal(t, 140, rep.Rewritten, "every paper written again")
+	assert.Empty(t, rep.Warnings)
 	stats, err = be.Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 140, stats.Papers)
 	gen, _ := st.Generation(ctx)
 	assert.Equal(t, gen, stats.Generation)
+	assert.False(t, hasWarning(stats.Detail, "papers to write again"), "%v", stats.Detail)
+	for _, r := range []corpus.Record{recs[0], more[5]} {
+		var obj struct {
+			Properties map[string]any `json:"properties"`
+		}
+		getJSON(t, "http://"+node.Addr()+"/v1/objects/Faults/"+weaviate.UUIDFor(r.Paper.ID), &obj)
+		assert.NotNil(t, obj.Properties[weaviate.PropStamp], "%s carries the rewrite's stamp", r.Paper.ID)
+	}
+	rep, err = be.Sync(ctx, st, retrieve.SyncOptions{})
+	require.NoError(t, err)
+	assert.Zero(t, rep.Sent+rep.Rewritten, "nothing left to write")
 
 	// Reads retry 503s with backoff.
 	f.fail503.Store(2)

@@ -2,8 +2,12 @@ package weaviate_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func httpPost(ctx context.Context, url, body string) (int, error) {
@@ -18,4 +22,16 @@ func httpPost(ctx context.Context, url, body string) (int, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// getJSON decodes the answer of a GET that must succeed.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, url)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(v))
 }

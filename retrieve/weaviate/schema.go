@@ -27,6 +27,11 @@ const (
 	propPID   = "pid"   // the paper ID (field tokenization: exact, filterable)
 	propPaper = "paper" // the paper as CSL-JSON (stored, not indexed)
 	lenPrefix = "len_"  // len_<field>: the field's analysed length
+	// propStamp is set, to a value of its own, on every paper a rewrite
+	// writes (Sync: a repair, or --force). Weaviate skips a write that
+	// changes nothing, index entries included; a new stamp makes every
+	// replica index the paper afresh.
+	propStamp = "rewritten"
 )
 
 // class, property and meta shapes of Weaviate's schema API.
@@ -101,6 +106,23 @@ type meta struct {
 	// Seq numbers the writes of the metadata (see writeMeta); 0 in a
 	// collection written before it was kept.
 	Seq int64 `json:"seq"`
+	// Rewrite, when set, says that the papers changed after generation
+	// *Rewrite (every paper: -1) were written while a replica failed: a
+	// node killed in the middle of a write can keep, after Weaviate's WAL
+	// recovery, an object without some of its index entries, which
+	// async replication does not see (it compares objects) and a write of
+	// the same object does not mend (Weaviate skips it). The next Sync
+	// writes them again with a new stamp (propStamp).
+	Rewrite *int64 `json:"rewrite,omitempty"`
+}
+
+// mergeRewrite returns the rewrite mark covering both r and the papers
+// changed after generation from.
+func mergeRewrite(r *int64, from int64) *int64 {
+	if r != nil && *r <= from {
+		return r
+	}
+	return &from
 }
 
 func boolp(b bool) *bool { return &b }
@@ -122,6 +144,7 @@ func (b *Backend) paperClass(fields []string) classDef {
 	props := []propDef{
 		{Name: propPID, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: boolp(true), IndexSearchable: boolp(false)},
 		{Name: propPaper, DataType: []string{"text"}, IndexFilterable: boolp(false), IndexSearchable: boolp(false)},
+		intProp(propStamp),
 	}
 	for _, f := range fields {
 		// Whitespace tokenization: Weaviate indexes citefind's analysed
@@ -164,9 +187,7 @@ func (b *Backend) metaClassDef() classDef {
 	t := func(n string) propDef {
 		return propDef{Name: n, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: boolp(false), IndexSearchable: boolp(false)}
 	}
-	i := func(n string) propDef {
-		return propDef{Name: n, DataType: []string{"int"}, IndexFilterable: boolp(false), IndexSearchable: boolp(false)}
-	}
+	i := intProp
 	return classDef{
 		Class:             b.cfg.metaClass(),
 		Description:       "citefind: metadata of the collection " + b.cfg.Collection,
@@ -174,12 +195,21 @@ func (b *Backend) metaClassDef() classDef {
 		ReplicationConfig: b.replication(),
 		Properties: []propDef{t("kind"), i("format"), t("store"), i("generation"), i("target"), t("after"),
 			t("embedder"), i("dim"), {Name: "fields", DataType: []string{"text[]"}, Tokenization: "field", IndexFilterable: boolp(false), IndexSearchable: boolp(false)}, t("updated"),
-			i("n"), t("totals"), i("statsgen"), i(propSeq)},
+			i("n"), t("totals"), i("statsgen"), i(propSeq), i(propRewrite)},
 	}
 }
 
-// propSeq is the metadata's write number (meta.Seq).
-const propSeq = "seq"
+// propSeq is the metadata's write number (meta.Seq), propRewrite its
+// rewrite mark (meta.Rewrite).
+const (
+	propSeq     = "seq"
+	propRewrite = "rewrite"
+)
+
+// intProp is an int property, stored and not indexed.
+func intProp(name string) propDef {
+	return propDef{Name: name, DataType: []string{"int"}, IndexFilterable: boolp(false), IndexSearchable: boolp(false)}
+}
 
 // Properties of a document-frequency object: the term, and per field the
 // number of papers whose field holds it.
@@ -422,44 +452,70 @@ func (b *Backend) postMeta(ctx context.Context, m meta) error {
 
 // metaProps are the properties of m's object.
 func metaProps(m meta) map[string]any {
-	return map[string]any{
+	p := map[string]any{
 		"kind": m.Kind, "format": m.Format, "store": m.Store, "generation": m.Generation, "target": m.Target,
 		"after": m.After, "embedder": m.Embedder, "dim": m.Dim, "fields": m.Fields, "updated": m.Updated,
 		"n": m.N, "totals": m.Totals, "statsgen": m.StatsGen, propSeq: m.Seq}
+	if m.Rewrite != nil {
+		p[propRewrite] = *m.Rewrite
+	}
+	return p
 }
 
-// ensureMetaSeq adds the write-number property to a metadata collection
-// made before it existed (once per Backend).
+// ensureMetaSeq adds the properties added since (the write number, the
+// rewrite mark) to a metadata collection made before them (once per
+// Backend).
 func (b *Backend) ensureMetaSeq(ctx context.Context) error {
+	return b.ensureProps(ctx, &b.metaSeqReady, b.cfg.metaClass(), intProp(propSeq), intProp(propRewrite))
+}
+
+// ensureStamp adds propStamp to a papers collection made before it (once
+// per Backend).
+func (b *Backend) ensureStamp(ctx context.Context) error {
+	return b.ensureProps(ctx, &b.stampReady, b.cfg.Collection, intProp(propStamp))
+}
+
+// ensureProps runs addProps once per Backend: *ready (guarded by metaMu)
+// says it has, on an existing collection.
+func (b *Backend) ensureProps(ctx context.Context, ready *bool, class string, props ...propDef) error {
 	b.metaMu.Lock()
-	done := b.metaSeqReady
+	done := *ready
 	b.metaMu.Unlock()
 	if done {
 		return nil
 	}
-	cd, _, ok, err := b.getClass(ctx, b.cfg.metaClass())
+	ok, err := b.addProps(ctx, class, props...)
 	if err != nil {
 		return err
 	}
-	has := !ok // a collection not created yet gets it from metaClassDef
-	for _, p := range cd.Properties {
-		has = has || p.Name == propSeq
+	b.metaMu.Lock()
+	*ready = ok
+	b.metaMu.Unlock()
+	return nil
+}
+
+// addProps adds to an existing collection the properties it lacks; exists
+// is false when there is no such collection (its definition, when made,
+// has them).
+func (b *Backend) addProps(ctx context.Context, class string, props ...propDef) (exists bool, err error) {
+	cd, _, ok, err := b.getClass(ctx, class)
+	if err != nil || !ok {
+		return false, err
 	}
-	if !has {
-		prop := propDef{Name: propSeq, DataType: []string{"int"}, IndexFilterable: boolp(false), IndexSearchable: boolp(false)}
-		err := b.c.do(ctx, http.MethodPost, "/v1/schema/"+b.cfg.metaClass()+"/properties", prop, nil, b.cfg.timeout())
+	for _, prop := range props {
+		if slices.ContainsFunc(cd.Properties, func(p propDef) bool { return p.Name == prop.Name }) {
+			continue
+		}
+		err := b.c.do(ctx, http.MethodPost, "/v1/schema/"+class+"/properties", prop, nil, b.cfg.timeout())
 		var se *StatusError
 		// Another process may have added it meanwhile (Weaviate 1.35:
 		// 422 "conflict for property: already in use").
 		if err != nil && !(errors.As(err, &se) && se.Code == http.StatusUnprocessableEntity &&
 			(strings.Contains(strings.ToLower(se.Body), "already exists") || strings.Contains(strings.ToLower(se.Body), "already in use"))) {
-			return fmt.Errorf("weaviate: add %q to the schema of %s: %w", propSeq, b.cfg.metaClass(), err)
+			return true, fmt.Errorf("weaviate: add %q to the schema of %s: %w", prop.Name, class, err)
 		}
 	}
-	b.metaMu.Lock()
-	b.metaSeqReady = ok
-	b.metaMu.Unlock()
-	return nil
+	return true, nil
 }
 
 // layout is a collection's shards and replication factor.

@@ -113,7 +113,7 @@ func (s *syncRun) writeDF(ctx context.Context, byTerm map[string]map[string]int6
 			}
 			objs[i] = object{Class: b.cfg.dfClass(), ID: uuidFor("df:" + t), Properties: props}
 		}
-		if err := s.writeObjects(ctx, objs, func(i int) string { return "term " + chunk[i] }); err != nil {
+		if _, err := s.writeObjects(ctx, objs, func(i int) string { return "term " + chunk[i] }); err != nil {
 			return err
 		}
 	}

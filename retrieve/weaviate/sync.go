@@ -99,17 +99,37 @@ func (b *Backend) Sync(ctx context.Context, st *corpus.Store, opts retrieve.Sync
 	if spec == "none" {
 		dim = 0
 	}
-	if !full && !resume && m.Generation == cur {
+	if !full && !resume && m.Generation == cur && m.Rewrite == nil {
 		rep.Generation = cur
 		return rep, nil
+	}
+	// A node killed in the middle of a write can keep objects without
+	// some of their index entries (see meta.Rewrite): the writes of a run
+	// in which a replica failed are marked, to be written again.
+	var missingBefore string
+	if b.cfg.replicas() > 1 {
+		if w, err := b.missingReplicas(ctx); err == nil {
+			missingBefore = w
+		} else {
+			missingBefore = "unknown"
+		}
 	}
 	if exists {
 		if err := b.createClass(ctx, b.dfClassDef(m.Fields)); err != nil {
 			return rep, err
 		}
 	}
-	s := &syncRun{b: b, st: st, opts: opts, rep: &rep, m: meta{Store: storeID, Generation: from, Target: cur, Embedder: spec, Dim: dim,
-		Fields: m.Fields, N: m.N, Totals: m.Totals, StatsGen: m.StatsGen}}
+	s := &syncRun{b: b, st: st, opts: opts, rep: &rep, from: from, m: meta{Store: storeID, Generation: from, Target: cur, Embedder: spec, Dim: dim,
+		Fields: m.Fields, N: m.N, Totals: m.Totals, StatsGen: m.StatsGen, Rewrite: m.Rewrite}}
+	// Stamped writes: a forced sync, a repair, and a resumed run (a batch
+	// in flight when the run stopped, past its checkpoint, may have been
+	// cut short on a node that failed with it).
+	if opts.Force || m.Rewrite != nil || resume {
+		if err := b.ensureStamp(ctx); err != nil {
+			return rep, err
+		}
+		s.stamp = time.Now().UnixMilli()
+	}
 	// The kept statistics follow the changes when the collection is
 	// exactly at a generation they reflect; otherwise they are rebuilt
 	// from the store at the end.
@@ -137,7 +157,7 @@ func (b *Backend) Sync(ctx context.Context, st *corpus.Store, opts retrieve.Sync
 		// Papers changed after the interrupted run's target among those it
 		// had done; the checkpoint stays valid meanwhile.
 		if err := s.send(ctx, m.Target, func(id string) bool { return id <= m.After }, false); err != nil {
-			return rep, err
+			return rep, s.keepMark(ctx, err)
 		}
 	}
 	if s.m.Target != cur {
@@ -151,34 +171,57 @@ func (b *Backend) Sync(ctx context.Context, st *corpus.Store, opts retrieve.Sync
 		after = m.After
 	}
 	if err := s.send(ctx, from, func(id string) bool { return id > after }, true); err != nil {
-		return rep, err
+		return rep, s.keepMark(ctx, err)
+	}
+	if m.Rewrite != nil && (!full || resume) {
+		// The papers an earlier run wrote while a replica failed, again
+		// with the new stamp (those this run wrote already carry it, and
+		// Weaviate skips them).
+		s.rewriting = true
+		err := s.send(ctx, *m.Rewrite, func(string) bool { return true }, false)
+		s.rewriting = false
+		if err != nil {
+			return rep, s.keepMark(ctx, err)
+		}
 	}
 	if s.delta != nil {
 		if err := s.applyDelta(ctx, s.delta); err != nil {
-			return rep, err
+			return rep, s.keepMark(ctx, err)
 		}
 	} else if err := s.recompute(ctx); err != nil {
-		return rep, err
+		return rep, s.keepMark(ctx, err)
 	}
 	s.mu.Lock()
-	final := s.m
+	final, troubled := s.m, s.troubled
 	s.mu.Unlock()
 	final.Generation, final.Target, final.After, final.StatsGen = cur, -1, "", cur
-	if err := b.writeMeta(ctx, final); err != nil {
-		return rep, err
-	}
-	rep.Generation = cur
-	if b.cfg.replicas() > 1 && rep.Sent+rep.Removed > 0 {
+	if b.cfg.replicas() > 1 && rep.Sent+rep.Removed+rep.Rewritten > 0 {
 		// Weaviate counts QUORUM over the replicas it can reach: with a
 		// node down, a write is acknowledged by one replica, and the
 		// node's replica is repaired by async replication when it returns.
 		if w, err := b.missingReplicas(ctx); err != nil {
 			rep.Warnings = append(rep.Warnings, "could not check the replicas: "+err.Error())
+			troubled = true
 		} else if w != "" {
 			rep.Warnings = append(rep.Warnings, w+": the replicas there missed this sync's writes; Weaviate's async replication copies them when the node is back (citefind status shows whether the replicas agree)")
+			// A replica lost during the run may have been killed in the
+			// middle of a write; one down from the start missed them all.
+			troubled = troubled || newlyMissing(missingBefore, w)
 		}
 	}
-	if rep.Sent > 0 && b.cfg.flushWait() > 0 {
+	final.Rewrite = nil
+	if troubled && rep.Sent+rep.Rewritten > 0 {
+		final.Rewrite = mergeRewrite(m.Rewrite, from)
+		s.mu.Lock()
+		s.troubled, s.m.Rewrite = true, final.Rewrite
+		s.mu.Unlock()
+		rep.Warnings = append(rep.Warnings, "writes were refused, or a replica was lost, while this sync wrote papers: the next sync writes them again so that every replica indexes them (a node that fails in the middle of a write can keep objects without some of their index entries)")
+	}
+	if err := b.writeMeta(ctx, final); err != nil {
+		return rep, s.keepMark(ctx, err)
+	}
+	rep.Generation = cur
+	if rep.Sent+rep.Rewritten > 0 && b.cfg.flushWait() > 0 {
 		s.mu.Lock()
 		probes := s.probes
 		s.mu.Unlock()
@@ -187,6 +230,37 @@ func (b *Backend) Sync(ctx context.Context, st *corpus.Store, opts retrieve.Sync
 		}
 	}
 	return rep, nil
+}
+
+// keepMark writes the checkpoint once more when a paper write had trouble
+// (so that the next sync writes the papers of this run again, see
+// meta.Rewrite) and returns err, noting when that write failed too.
+func (s *syncRun) keepMark(ctx context.Context, err error) error {
+	s.mu.Lock()
+	m, troubled := s.m, s.troubled
+	s.mu.Unlock()
+	if !troubled {
+		return err
+	}
+	if werr := s.b.writeMeta(context.WithoutCancel(ctx), m); werr != nil {
+		return fmt.Errorf("%w (and the mark that the papers written need writing again, after a replica failed, was not kept: %v; citefind index --force writes every paper again)", err, werr)
+	}
+	return err
+}
+
+// newlyMissing reports whether the replica check after a sync names a
+// shard or node that the check before it did not ("unknown" before: any).
+func newlyMissing(before, after string) bool {
+	if before == "unknown" {
+		return after != ""
+	}
+	was := strings.Split(before, "; ")
+	for _, w := range strings.Split(after, "; ") {
+		if w != "" && !slices.Contains(was, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // probe is a paper just written, to find with its own text.
@@ -305,7 +379,12 @@ type syncRun struct {
 	opts retrieve.SyncOptions
 	rep  *retrieve.SyncReport
 
+	from      int64 // the generation the papers written are changed after
+	stamp     int64 // when not 0, every paper written carries it (propStamp)
+	rewriting bool  // papers written count as Rewritten, not Sent
+
 	mu       sync.Mutex
+	troubled bool // a paper write was refused or failed: a replica may have failed during it
 	m        meta // the checkpoint written last
 	done     int
 	total    int
@@ -529,7 +608,11 @@ func (s *syncRun) send(ctx context.Context, gen int64, keep func(string) bool, c
 	var cerr error
 	for r := range results {
 		s.mu.Lock()
-		s.rep.Sent += r.n
+		if s.rewriting {
+			s.rep.Rewritten += r.n
+		} else {
+			s.rep.Sent += r.n
+		}
 		s.mu.Unlock()
 		s.progress(r.n)
 		pending[r.seq] = r
@@ -596,6 +679,9 @@ func (s *syncRun) writePapers(ctx context.Context, papers []corpus.Paper) error 
 			return fmt.Errorf("weaviate: sync: paper %s: %w", p.ID, err)
 		}
 		props := map[string]any{propPID: p.ID, propPaper: string(js)}
+		if s.stamp != 0 {
+			props[propStamp] = s.stamp
+		}
 		toks[i] = analysed(p, s.m.Fields)
 		for f, ts := range toks[i] {
 			props[f] = strings.Join(ts, " ")
@@ -624,7 +710,7 @@ func (s *syncRun) writePapers(ctx context.Context, papers []corpus.Paper) error 
 		}
 		s.mu.Unlock()
 	}
-	if s.delta != nil {
+	if s.delta != nil && !s.rewriting { // a rewrite changes no paper
 		ids := make([]string, len(papers))
 		for i := range papers {
 			ids[i] = papers[i].ID
@@ -642,7 +728,14 @@ func (s *syncRun) writePapers(ctx context.Context, papers []corpus.Paper) error 
 		}
 		s.mu.Unlock()
 	}
-	if err := s.writeObjects(ctx, objs, func(i int) string { return papers[i].ID }); err != nil {
+	refused, err := s.writeObjects(ctx, objs, func(i int) string { return papers[i].ID })
+	if refused {
+		s.mu.Lock()
+		s.troubled = true
+		s.m.Rewrite = mergeRewrite(s.m.Rewrite, s.from)
+		s.mu.Unlock()
+	}
+	if err != nil {
 		return err
 	}
 	s.keepProbes(objs)
@@ -650,8 +743,10 @@ func (s *syncRun) writePapers(ctx context.Context, papers []corpus.Paper) error 
 }
 
 // writeObjects writes objects in one batch and retries, with backoff, the
-// ones Weaviate refused; name(i) names objs[i] in messages.
-func (s *syncRun) writeObjects(ctx context.Context, objs []object, name func(int) string) error {
+// ones Weaviate refused; name(i) names objs[i] in messages. refused says
+// whether Weaviate refused any of them, or a request failed, on the way
+// (not when the context ended it).
+func (s *syncRun) writeObjects(ctx context.Context, objs []object, name func(int) string) (refused bool, err error) {
 	b := s.b
 	index := make(map[string]int, len(objs))
 	for i := range objs {
@@ -661,11 +756,11 @@ func (s *syncRun) writeObjects(ctx context.Context, objs []object, name func(int
 	var firstMsg string
 	for attempt := range objectAttempts {
 		if attempt > 0 && !backoff(ctx, attempt) {
-			return fmt.Errorf("weaviate: sync: %w", ctx.Err())
+			return refused, fmt.Errorf("weaviate: sync: %w", ctx.Err())
 		}
 		failed, msgs, err := b.postBatch(ctx, pendingObjs)
 		if err != nil {
-			return fmt.Errorf("weaviate: sync: write %d objects (from %s): %w", len(pendingObjs), name(index[pendingObjs[0].ID]), err)
+			return refused || ctx.Err() == nil, fmt.Errorf("weaviate: sync: write %d objects (from %s): %w", len(pendingObjs), name(index[pendingObjs[0].ID]), err)
 		}
 		if len(failed) == 0 {
 			if attempt > 0 {
@@ -673,8 +768,9 @@ func (s *syncRun) writeObjects(ctx context.Context, objs []object, name func(int
 				s.rep.Warnings = append(s.rep.Warnings, fmt.Sprintf("%d objects (first %s) were refused at first (%s), written on attempt %d", len(objs), name(0), firstMsg, attempt+1))
 				s.mu.Unlock()
 			}
-			return nil
+			return refused, nil
 		}
+		refused = true
 		if firstMsg == "" {
 			firstMsg = msgs[0]
 		}
@@ -683,11 +779,11 @@ func (s *syncRun) writeObjects(ctx context.Context, objs []object, name func(int
 			for _, o := range failed {
 				ids = append(ids, name(index[o.ID]))
 			}
-			return fmt.Errorf("weaviate: sync: %w: %d objects not written after %d attempts (%s …): %s", ErrIncomplete, len(ids), objectAttempts, strings.Join(ids[:min(5, len(ids))], ", "), msgs[0])
+			return true, fmt.Errorf("weaviate: sync: %w: %d objects not written after %d attempts (%s …): %s", ErrIncomplete, len(ids), objectAttempts, strings.Join(ids[:min(5, len(ids))], ", "), msgs[0])
 		}
 		pendingObjs = failed
 	}
-	return nil
+	return refused, nil
 }
 
 // postBatch writes objects in one batch request and returns those Weaviate
