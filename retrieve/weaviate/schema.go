@@ -438,16 +438,30 @@ func (b *Backend) writeMeta(ctx context.Context, m meta) error {
 }
 
 // postMeta writes m as write number m.Seq: its numbered object and the
-// object at metaID, in one batch (which creates or replaces them).
+// object at metaID, in one batch (which creates or replaces them). The
+// objects Weaviate refuses are written again, with backoff, as a sync's
+// papers are (a node that died is refused until Weaviate stops counting
+// its replicas: a sync failed on its checkpoint so in 5 of 7
+// TestClusterKill runs on 2026-11-29, before this).
 func (b *Backend) postMeta(ctx context.Context, m meta) error {
 	props := metaProps(m)
 	objs := []object{{Class: b.cfg.metaClass(), ID: b.metaSeqID(m.Seq), Properties: props},
 		{Class: b.cfg.metaClass(), ID: b.metaID(), Properties: props}}
-	failed, msgs, err := b.postBatch(ctx, objs)
-	if err == nil && len(failed) > 0 {
-		err = errors.New(msgs[0])
+	var msg string
+	for attempt := range objectAttempts {
+		if attempt > 0 && !backoff(ctx, attempt) {
+			return fmt.Errorf("%s (then: %w)", msg, ctx.Err())
+		}
+		failed, msgs, err := b.postBatch(ctx, objs)
+		if err != nil {
+			return err
+		}
+		if len(failed) == 0 {
+			return nil
+		}
+		objs, msg = failed, msgs[0]
 	}
-	return err
+	return fmt.Errorf("%s (after %d attempts)", msg, objectAttempts)
 }
 
 // metaProps are the properties of m's object.

@@ -27,8 +27,12 @@ const StoreIDKey = "backend.store_id"
 // Sync tuning.
 const (
 	// objectAttempts is how often Sync writes an object that Weaviate
-	// refused in a batch (with backoff) before it gives up.
-	objectAttempts = 5
+	// refused in a batch (with backoff) before it gives up: as long as a
+	// request's write retries (writeAttempts, about 20 s), since a node
+	// that died is refused ("broadcast: cannot reach enough replicas")
+	// until Weaviate stops counting its replicas (5 attempts, about 6 s,
+	// fell short once in TestClusterKill).
+	objectAttempts = writeAttempts
 	// sendersInFlight is the number of batches written at once.
 	sendersInFlight = 2
 	// deleteBatch is the number of IDs per batch delete.
