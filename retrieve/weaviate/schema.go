@@ -447,21 +447,16 @@ func (b *Backend) postMeta(ctx context.Context, m meta) error {
 	props := metaProps(m)
 	objs := []object{{Class: b.cfg.metaClass(), ID: b.metaSeqID(m.Seq), Properties: props},
 		{Class: b.cfg.metaClass(), ID: b.metaID(), Properties: props}}
-	var msg string
-	for attempt := range objectAttempts {
-		if attempt > 0 && !backoff(ctx, attempt) {
-			return fmt.Errorf("%s (then: %w)", msg, ctx.Err())
-		}
-		failed, msgs, err := b.postBatch(ctx, objs)
-		if err != nil {
-			return err
-		}
-		if len(failed) == 0 {
-			return nil
-		}
-		objs, msg = failed, msgs[0]
+	w := b.postRetrying(ctx, objs)
+	switch {
+	case w.err != nil && w.firstMsg != "":
+		return fmt.Errorf("%s (then: %w)", w.firstMsg, w.err)
+	case w.err != nil:
+		return w.err
+	case len(w.failed) > 0:
+		return fmt.Errorf("%s (after %d attempts)", w.lastMsg, objectAttempts)
 	}
-	return fmt.Errorf("%s (after %d attempts)", msg, objectAttempts)
+	return nil
 }
 
 // metaProps are the properties of m's object.

@@ -751,43 +751,70 @@ func (s *syncRun) writePapers(ctx context.Context, papers []corpus.Paper) error 
 // whether Weaviate refused any of them, or a request failed, on the way
 // (not when the context ended it).
 func (s *syncRun) writeObjects(ctx context.Context, objs []object, name func(int) string) (refused bool, err error) {
-	b := s.b
 	index := make(map[string]int, len(objs))
 	for i := range objs {
 		index[objs[i].ID] = i
 	}
-	pendingObjs := objs
-	var firstMsg string
-	for attempt := range objectAttempts {
-		if attempt > 0 && !backoff(ctx, attempt) {
-			return refused, fmt.Errorf("weaviate: sync: %w", ctx.Err())
+	w := s.b.postRetrying(ctx, objs)
+	refused = w.firstMsg != "" || (w.err != nil && ctx.Err() == nil)
+	switch {
+	case w.err != nil && ctx.Err() != nil:
+		return refused, fmt.Errorf("weaviate: sync: %w", w.err)
+	case w.err != nil:
+		return refused, fmt.Errorf("weaviate: sync: write %d objects (from %s): %w", len(objs), name(0), w.err)
+	case len(w.failed) > 0:
+		ids := make([]string, 0, len(w.failed))
+		for _, o := range w.failed {
+			ids = append(ids, name(index[o.ID]))
 		}
-		failed, msgs, err := b.postBatch(ctx, pendingObjs)
-		if err != nil {
-			return refused || ctx.Err() == nil, fmt.Errorf("weaviate: sync: write %d objects (from %s): %w", len(pendingObjs), name(index[pendingObjs[0].ID]), err)
-		}
-		if len(failed) == 0 {
-			if attempt > 0 {
-				s.mu.Lock()
-				s.rep.Warnings = append(s.rep.Warnings, fmt.Sprintf("%d objects (first %s) were refused at first (%s), written on attempt %d", len(objs), name(0), firstMsg, attempt+1))
-				s.mu.Unlock()
-			}
-			return refused, nil
-		}
-		refused = true
-		if firstMsg == "" {
-			firstMsg = msgs[0]
-		}
-		if attempt == objectAttempts-1 {
-			ids := make([]string, 0, len(failed))
-			for _, o := range failed {
-				ids = append(ids, name(index[o.ID]))
-			}
-			return true, fmt.Errorf("weaviate: sync: %w: %d objects not written after %d attempts (%s …): %s", ErrIncomplete, len(ids), objectAttempts, strings.Join(ids[:min(5, len(ids))], ", "), msgs[0])
-		}
-		pendingObjs = failed
+		return true, fmt.Errorf("weaviate: sync: %w: %d objects not written after %d attempts (%s …): %s", ErrIncomplete, len(ids), objectAttempts, strings.Join(ids[:min(5, len(ids))], ", "), w.lastMsg)
+	case w.firstMsg != "":
+		s.mu.Lock()
+		s.rep.Warnings = append(s.rep.Warnings, fmt.Sprintf("%d objects (first %s) were refused at first (%s), written on attempt %d", len(objs), name(0), w.firstMsg, w.attempts+1))
+		s.mu.Unlock()
 	}
 	return refused, nil
+}
+
+// retried is what postRetrying did: the attempts after the first, the
+// first and last refusal messages ("" when none), the objects still
+// refused after the last attempt, and the error that stopped it.
+type retried struct {
+	attempts          int
+	firstMsg, lastMsg string
+	failed            []object
+	err               error
+}
+
+// postRetrying writes objects in one batch and writes the ones Weaviate
+// refused again, with backoff, up to objectAttempts times in all (a node
+// that died is refused, "broadcast: cannot reach enough replicas" inside
+// a 200 answer, until Weaviate stops counting its replicas). A request
+// that fails (after the client's own retries) or a context that ends
+// stops it, with err set.
+func (b *Backend) postRetrying(ctx context.Context, objs []object) retried {
+	var r retried
+	for attempt := range objectAttempts {
+		if attempt > 0 && !backoff(ctx, attempt) {
+			r.err = ctx.Err()
+			return r
+		}
+		r.attempts = attempt
+		failed, msgs, err := b.postBatch(ctx, objs)
+		if err != nil {
+			r.err = err
+			return r
+		}
+		if len(failed) == 0 {
+			r.failed = nil
+			return r
+		}
+		if r.firstMsg == "" {
+			r.firstMsg = msgs[0]
+		}
+		objs, r.failed, r.lastMsg = failed, failed, msgs[0]
+	}
+	return r
 }
 
 // postBatch writes objects in one batch request and returns those Weaviate
