@@ -960,12 +960,18 @@ var (
 	// expanded form with a space: "2- es").
 	nonNumericRangeRe = regexp.MustCompile(`(\d)[–\x{2011}-](?: (\p{Ll}{1,2})|(\p{Ll}+))(\P{Ll}|$)`)
 	// compoundPageRe: a page range of prefixed numbers ("II-298-II-306"),
-	// with its label; compoundLabelRe the label alone.
+	// with its label; compoundLabelRe the label alone, before a space,
+	// compoundGluedLabelRe joined to the page.
 	// citeproc-js may put a space before the second prefix ("II-298- II–306");
 	// eneuro joins the label to the page ("ppII-298", so no \b before;
-	// acta-scientiae-veterinariae with its period, "pp.II-298").
-	compoundPageRe  = regexp.MustCompile(`(\p{Lu}+-\d+)[-–] ?(\p{Lu}+)[–\x{2011}-](\d+)\b`)
-	compoundLabelRe = regexp.MustCompile(`\b(?:(?:[Pp]p?\.?|[Pp]ages?|ss?\.) |[Pp]p?\.?)(\p{Lu}+-\d+-\p{Lu}+-\d+)`)
+	// acta-scientiae-veterinariae with its period, "pp.II-298"). A joined
+	// label stays joined ("pp.II-298"), so that a locator's label that
+	// pandoc leaves out (locator-label-in-bibliography: "pp.II-298" for
+	// "II-298", united-nations-framework-convention-on-climate-change)
+	// still reads as one.
+	compoundPageRe       = regexp.MustCompile(`(\p{Lu}+-\d+)[-–] ?(\p{Lu}+)[–\x{2011}-](\d+)\b`)
+	compoundLabelRe      = regexp.MustCompile(`\b(?:[Pp]p?\.?|[Pp]ages?|ss?\.) (\p{Lu}+-\d+-\p{Lu}+-\d+)`)
+	compoundGluedLabelRe = regexp.MustCompile(`\b[Pp]p?(\.?)(\p{Lu}+-\d+-\p{Lu}+-\d+)`)
 	// unknownPagesRe: Beebe's "??" for an unknown first or last page, with
 	// the delimiter before it and what follows the dash ("??–??", "1682-??",
 	// pandoc's abbreviated "??–").
@@ -1352,7 +1358,8 @@ var knownDiffs = []knownDiff{
 	{"is-numeric-page-letters", nil},
 	{"page-range-non-numeric", func(_, s string) string { return nonNumericRangeRe.ReplaceAllString(s, "$1-$2$3$4") }},
 	{"page-range-compound", func(_, s string) string {
-		return compoundLabelRe.ReplaceAllString(compoundPageRe.ReplaceAllString(s, "$1-$2-$3"), "pp. $1")
+		s = compoundPageRe.ReplaceAllString(s, "$1-$2-$3")
+		return compoundGluedLabelRe.ReplaceAllString(compoundLabelRe.ReplaceAllString(s, "pp. $1"), "pp$1$2")
 	}},
 	{"page-range-abbreviation", func(_, s string) string { return rangeRe.ReplaceAllStringFunc(s, pageRangeEnd) }},
 	{"page-label-non-range", func(_, s string) string { return nonRangeLabelRe.ReplaceAllString(s, "p. $1") }},
