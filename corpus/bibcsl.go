@@ -318,6 +318,7 @@ var htmlTagMarkers = map[string][2]string{
 // nothing (others), and decodes HTML entities.
 func htmlToMarkers(s string) string {
 	if strings.IndexByte(s, '<') >= 0 {
+		s = unboldSmallCaps(s)
 		s = htmlTagRe.ReplaceAllStringFunc(s, func(tag string) string {
 			closing := strings.HasPrefix(tag, "</")
 			name := strings.TrimLeft(tag, "</")
@@ -343,6 +344,37 @@ func htmlToMarkers(s string) string {
 		s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ' ' }), " ")
 	}
 	return s
+}
+
+// boldCapRe is a bold run followed by a capital and a small letter:
+// the ACM Digital Library's export of a title set in small capitals
+// (JASIST's "Assessing Obliteration" as "<b>A</b>Ssessing <b>O</b>Bliteration",
+// "<b>P</b>Ub<b>M</b>Ed"); boldRunRe is any bold run of such a text,
+// with the capital and small letter after it if there are.
+var (
+	boldCapRe = regexp.MustCompile(`(?i:<b>)[^<>]{1,40}(?i:</b>)\p{Lu}\p{Ll}`)
+	boldRunRe = regexp.MustCompile(`(?i:<b>)([^<>]{0,40})(?i:</b>)(\p{Lu}\p{Ll})?`)
+)
+
+// unboldSmallCaps undoes the ACM export of small capitals: where a text
+// has a bold run followed by a capital and a small letter, each of its
+// bold runs is the large capital of a word and the capital after it the
+// first small capital: "<b>A</b>Ssessing" → "Assessing", "<b>W</b>u" →
+// "Wu", "<b>P</b>Ub<b>M</b>Ed" → "PubMed", "<b>DOI</b>" → "DOI". Other
+// bold text ("<b>U</b>ser-specific", "<b>57</b>(3)") is left as it is.
+func unboldSmallCaps(s string) string {
+	if !boldCapRe.MatchString(s) {
+		return s
+	}
+	return boldRunRe.ReplaceAllStringFunc(s, func(m string) string {
+		sub := boldRunRe.FindStringSubmatch(m)
+		next := sub[2]
+		if next != "" {
+			r, n := utf8.DecodeRuneInString(next)
+			next = string(unicode.ToLower(r)) + next[n:]
+		}
+		return sub[1] + next
+	})
 }
 
 // concatWith joins marked texts as pandoc's concatWith: "a" + sep + " " +

@@ -97,6 +97,14 @@ func TestBibTeXSentenceCase(t *testing.T) {
 		{"The Semantic Web 10<sup>th</sup> Year", "The semantic web 10<sup>th</sup> year"},
 		{"<i>PieCursor</i>: Merging Pointing", "<i>PieCursor</i>: Merging pointing"},
 		{"{\\\"U}ber Alles", "Über alles"},
+		// The ACM export of a title in small capitals (JASIST).
+		{"<b>A</b>Ssessing <b>O</b>Bliteration by <b>I</b>Ncorporation: <b>I</b>Ssues and <b>C</b>Aveats", "Assessing obliteration by incorporation: Issues and caveats"},
+		{"Content Analysis of <b>Y</b>Ou<b>T</b>Ube Videos", "Content analysis of YouTube videos"},
+		{"Remarks on the Paper by <b>A</b>. <b>De V</b>Isscher", "Remarks on the paper by a. De visscher"}, // as any Title Case title: pandoc's sentence case
+		{"<b>L</b>Ing-<b>L</b>Ing <b>W</b>u. <b>DOI</b>: 10.1002/asi", "Ling-ling wu. DOI: 10.1002/asi"},
+		// Bold that is not such an export stays bold.
+		{"Revisiting <b><i>h</i></b> Measured", "Revisiting <b><i>h</i></b> measured"},
+		{"Learning <b>U</b>ser-Specific Models", "Learning <b>u</b>ser-specific models"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {

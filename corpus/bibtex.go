@@ -33,8 +33,9 @@ import (
 // than before, so that ingest re-reads .bib files it has seen (their
 // fingerprint includes it). 2026-11-28: xdata, cascading crossref, the
 // children of a parent with an undefined macro, Latin-1 files, spaces
-// before a command's argument.
-const BibTeXConversion = "2026-11-28"
+// before a command's argument. 2026-11-29: ACM exports of small
+// capitals ("<b>A</b>Ssessing" → "Assessing").
+const BibTeXConversion = "2026-11-29"
 
 // readCheckEvery is how many records a reader handles between two checks of
 // its context.
