@@ -838,17 +838,48 @@ func markupInWordAsPandoc(style, p, c string) (string, string) {
 	if !styleUses(style, `text-case="title"`) {
 		return p, c
 	}
-	c = innerCapWordRe.ReplaceAllStringFunc(c, func(w string) string {
-		m := innerCapWordRe.FindStringSubmatch(w)
-		rest := strings.ToLower(m[2]) + m[3]
-		for _, first := range []string{m[1], strings.ToUpper(m[1]), strings.ToLower(m[1])} {
-			if regexp.MustCompile(`\b` + regexp.QuoteMeta(first+rest) + `\b`).MatchString(p) {
-				return first + rest
+	var b strings.Builder
+	last := 0
+	for _, m := range innerCapWordRe.FindAllStringSubmatchIndex(c, -1) {
+		if !wordAt(c, m[0], m[1]) {
+			continue
+		}
+		rest := strings.ToLower(c[m[4]:m[5]]) + c[m[6]:m[7]]
+		first := c[m[2]:m[3]]
+		for _, f := range []string{first, strings.ToUpper(first), strings.ToLower(first)} {
+			if hasWord(p, f+rest) {
+				b.WriteString(c[last:m[0]])
+				b.WriteString(f + rest)
+				last = m[1]
+				break
 			}
 		}
-		return w
-	})
-	return p, c
+	}
+	b.WriteString(c[last:])
+	return p, b.String()
+}
+
+// wordAt reports whether s[i:j] is a whole word: no letter or digit just
+// before or after it (Unicode letters, unlike regexp's \b).
+func wordAt(s string, i, j int) bool {
+	before, _ := utf8.DecodeLastRuneInString(s[:i])
+	after, _ := utf8.DecodeRuneInString(s[j:])
+	isWordRune := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	return (i == 0 || !isWordRune(before)) && (j == len(s) || !isWordRune(after))
+}
+
+// hasWord reports whether w is a whole word of s (wordAt).
+func hasWord(s, w string) bool {
+	for off := 0; ; {
+		k := strings.Index(s[off:], w)
+		if k < 0 {
+			return false
+		}
+		if wordAt(s, off+k, off+k+len(w)) {
+			return true
+		}
+		off += k + 1
+	}
 }
 
 // inPressAsYear takes pandoc's "in press" for the year citefind has at the
@@ -945,7 +976,8 @@ var (
 	apostropheCapRe = regexp.MustCompile(`(^|[\s“‘"(])’(\p{Lu})(\p{Ll})`)
 	// innerCapWordRe: a word whose second letter is a capital before
 	// small letters ("ASsessing", "oBliteration").
-	innerCapWordRe = regexp.MustCompile(`\b(\pL)(\p{Lu})(\p{Ll}+)\b`)
+	// (whole words: wordAt; regexp's \b knows only ASCII letters).
+	innerCapWordRe = regexp.MustCompile(`(\pL)(\p{Lu})(\p{Ll}+)`)
 	// nicknameFamilyRe: a nickname in quotes or parentheses joined to the
 	// family name after it ("’Anthony’Chen"); nicknameInitialRe: after an
 	// initial, joined to it or with the initial's period after it too
