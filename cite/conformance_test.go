@@ -673,6 +673,7 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 	"title-case-markup-in-word":    markupInWordAsPandoc,
 	"title-case-after-apostrophe":  apostropheCapAsCitefind,
 	"given-name-nickname":          nicknameAsCitefind,
+	"lowercase-given-initials":     lowercaseInitialsAsPandoc,
 	"names-substitute-empty-group": literalOfEmptyGroup,
 	"label-of-empty-variable":      emptyPageLabelAsPandoc,
 	"period-absorbs-comma":         periodCommaAsCitefind,
@@ -798,7 +799,53 @@ func nicknameAsCitefind(_, p, c string) (string, string) {
 		}
 		return []string{base}
 	})
-	return asInOther(nicknameFamilyRe, p, c, func(g []string) []string { return []string{g[1] + " " + g[2]} }), c
+	p = asInOther(nicknameFamilyRe, p, c, func(g []string) []string { return []string{g[1] + " " + g[2]} })
+	// A nickname in straight double quotes (ACM-CR from 141: `James "Bo"
+	// Begole`): pandoc prints the quotes as written, joined to an initial
+	// before them in some styles, with a period after (it initialises the
+	// nickname); citeproc-js prints the locale's quotes ("“Bo”", en-GB
+	// "‘Bo’") between spaces, a comma after them inside in en-US.
+	p = asInOther(nicknameQuotedRe, p, c, func(g []string) []string {
+		before, nick, comma := g[1]+" ", g[2], g[3]
+		return []string{before + "“" + nick + comma + "”", before + "‘" + nick + "’" + comma,
+			before + "“" + nick + "”" + comma, before + "‘" + nick + comma + "’"}
+	})
+	p = asInOther(nicknameQuotedFamilyRe, p, c, func(g []string) []string {
+		return []string{g[1] + " “" + g[2] + "”" + g[3], g[1] + " ‘" + g[2] + "’" + g[3]}
+	})
+	// Initials in parentheses after an initial (`Kees (C.J.)`): pandoc
+	// initialises them as given names ("K.(C.J.).", "K(CJ)"), citeproc-js
+	// prints them as written with its spacing ("K. (C. J.)", "K (C. J)");
+	// both are written as the letters alone ("K (CJ)") where both
+	// renderings have such a group.
+	if nicknameInitialsRe.MatchString(p) && nicknameInitialsRe.MatchString(c) {
+		letters := func(s string) string {
+			return nicknameInitialsRe.ReplaceAllStringFunc(s, func(m string) string {
+				g := nicknameInitialsRe.FindStringSubmatch(m)
+				return g[1] + " (" + strings.Map(func(r rune) rune {
+					if unicode.IsUpper(r) {
+						return r
+					}
+					return -1
+				}, g[2]) + ")"
+			})
+		}
+		p, c = letters(p), letters(c)
+	}
+	return p, c
+}
+
+// lowercaseInitialsAsPandoc writes in citefind's rendering c a given name
+// of small initials ("m. c.", ACM-CR from 141: `schraefel, m. c.`), which
+// citeproc-js prints as written (it initialises no word that starts with
+// a small letter), as pandoc's p has it, initialised with the style's
+// initialize-with ("m.c.", "mc.", "mc"), where p has that form.
+func lowercaseInitialsAsPandoc(_, p, c string) (string, string) {
+	return p, asInOther(lowerInitialsRe, c, p, func(g []string) []string {
+		letters := strings.ReplaceAll(strings.ReplaceAll(g[2], ".", ""), " ", "")
+		dotted := strings.Join(strings.Split(letters, ""), ".") + "."
+		return []string{g[1] + dotted, g[1] + letters + ".", g[1] + letters}
+	})
 }
 
 // asInOther rewrites each match of re in s to the first of its forms
@@ -982,6 +1029,18 @@ var (
 	// family name after it ("’Anthony’Chen"); nicknameInitialRe: after an
 	// initial, joined to it or with the initial's period after it too
 	// ("X’Anthony’", "X.’Anthony’.", "X. ’Anthony’.", "J.(Jen).").
+	// nicknameQuotedRe: a nickname in straight double quotes after an
+	// initial, with pandoc's period and a comma after it (`J. "Bo".,`,
+	// `J"Bo",`); nicknameQuotedFamilyRe between a given and a family name
+	// (`James "Bo" Begole`); nicknameInitialsRe
+	// initials in parentheses after an initial ("K.(C.J.).", "K(CJ)",
+	// "K. (C. J. )", "K (C. J)").
+	nicknameQuotedRe       = regexp.MustCompile(`(\p{Lu}\.?) ?"(\p{Lu}\p{Ll}+)"\.?(,?)`)
+	nicknameQuotedFamilyRe = regexp.MustCompile(`(\p{Ll}) "(\p{Lu}\p{Ll}+)"( \p{Lu})`)
+	nicknameInitialsRe     = regexp.MustCompile(`(\p{Lu})\.? ?\(((?:\p{Lu}\.? ?)+)\)\.?`)
+	// lowerInitialsRe: a given name of two or more small initials, with
+	// citeproc-js's spacing ("m. c."), after a space, comma or start.
+	lowerInitialsRe   = regexp.MustCompile(`(^|[ ,])((?:\p{Ll}\. )+\p{Ll}\.)`)
 	nicknameFamilyRe  = regexp.MustCompile(`(’\p{Lu}\p{Ll}+’|\(\p{Lu}\p{Ll}+\))(\p{Lu})`)
 	nicknameInitialRe = regexp.MustCompile(`(\p{Lu}\.?) ?(’\p{Lu}\p{Ll}+’|\(\p{Lu}\p{Ll}+\))\.?`)
 	// innerCapRe: a capital after a period, parenthesis or bracket inside
@@ -1374,6 +1433,7 @@ var knownDiffs = []knownDiff{
 	{"given-name-hyphen-period", nil},
 	{"title-case-markup-in-word", nil},
 	{"given-name-nickname", nil},
+	{"lowercase-given-initials", nil},
 	{"title-case-inner-punctuation", func(_, s string) string {
 		return innerCapRe.ReplaceAllStringFunc(s, func(m string) string {
 			r := []rune(m)
