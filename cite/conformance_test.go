@@ -811,6 +811,9 @@ func nicknameAsCitefind(_, p, c string) (string, string) {
 			before + "“" + nick + "”" + comma, before + "‘" + nick + comma + "’"}
 	})
 	p = asInOther(nicknameQuotedFamilyRe, p, c, func(g []string) []string {
+		if g[3] == "," { // the end of an inverted name: `Begole, James "Bo",`
+			return []string{g[1] + " “" + g[2] + ",”", g[1] + " ‘" + g[2] + "’,"}
+		}
 		return []string{g[1] + " “" + g[2] + "”" + g[3], g[1] + " ‘" + g[2] + "’" + g[3]}
 	})
 	// Initials in parentheses after an initial (`Kees (C.J.)`): pandoc
@@ -1031,12 +1034,13 @@ var (
 	// ("X’Anthony’", "X.’Anthony’.", "X. ’Anthony’.", "J.(Jen).").
 	// nicknameQuotedRe: a nickname in straight double quotes after an
 	// initial, with pandoc's period and a comma after it (`J. "Bo".,`,
-	// `J"Bo",`); nicknameQuotedFamilyRe between a given and a family name
-	// (`James "Bo" Begole`); nicknameInitialsRe
+	// `J"Bo",`); nicknameQuotedFamilyRe after a given name, before the
+	// family name or a comma (`James "Bo" Begole`, `Begole, James "Bo",`);
+	// nicknameInitialsRe
 	// initials in parentheses after an initial ("K.(C.J.).", "K(CJ)",
 	// "K. (C. J. )", "K (C. J)").
 	nicknameQuotedRe       = regexp.MustCompile(`(\p{Lu}\.?) ?"(\p{Lu}\p{Ll}+)"\.?(,?)`)
-	nicknameQuotedFamilyRe = regexp.MustCompile(`(\p{Ll}) "(\p{Lu}\p{Ll}+)"( \p{Lu})`)
+	nicknameQuotedFamilyRe = regexp.MustCompile(`(\p{Ll}) "(\p{Lu}\p{Ll}+)"( \p{Lu}|,)`)
 	nicknameInitialsRe     = regexp.MustCompile(`(\p{Lu})\.? ?\(((?:\p{Lu}\.? ?)+)\)\.?`)
 	// lowerInitialsRe: a given name of two or more small initials, with
 	// citeproc-js's spacing ("m. c."), after a space, comma or start.

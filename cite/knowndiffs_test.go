@@ -203,6 +203,8 @@ func TestKnownDiffs(t *testing.T) {
 		{"given-name-nickname", "american-medical-association", "15. Tullio J, Begole J\"Bo\", Horvitz E, Mynatt ED. Forecasting presence and availability.", "15. Tullio J, Begole J “Bo,” Horvitz E, Mynatt ED. Forecasting presence and availability."},
 		{"given-name-nickname", "ieee", "[15] J. Tullio, J. \"Bo\". Begole, E. Horvitz, and E. D. Mynatt, “Forecasting presence and availability,” 2004.", "[15] J. Tullio, J. “Bo” Begole, E. Horvitz, and E. D. Mynatt, “Forecasting presence and availability,” 2004."},
 		{"given-name-nickname", "chicago-author-date", "Tullio, Joe, James \"Bo\" Begole, Eric Horvitz, and Elizabeth D. Mynatt. 2004.", "Tullio, Joe, James “Bo” Begole, Eric Horvitz, and Elizabeth D. Mynatt. 2004."},
+		{"given-name-nickname", "chicago-author-date", "Begole, James \"Bo\", and Eric Horvitz. 2004. “Forecasting.”", "Begole, James “Bo,” and Eric Horvitz. 2004. “Forecasting.”"},
+		{"given-name-nickname", "harvard-cite-them-right", "Begole, J.\"Bo\". and Horvitz, E. (2004) ‘Forecasting’.", "Begole, J. ‘Bo’ and Horvitz, E. (2004) ‘Forecasting’."},
 		{"given-name-nickname", "harvard-cite-them-right", "Overbeeke, K.(C.J.). (2009) ‘Dreaming of the impossible’.", "Overbeeke, K. (C. J.) (2009) ‘Dreaming of the impossible’."},
 		{"given-name-nickname", "vancouver", "46. Overbeeke K(CJ). Dreaming of the impossible. 2009.", "46. Overbeeke K (C. J). Dreaming of the impossible. 2009."},
 		{"given-name-nickname", "ieee", "[46] K. (C. J. ). Overbeeke, “Dreaming of the impossible,” 2009.", "[46] K. (C. J. ) Overbeeke, “Dreaming of the impossible,” 2009."},
