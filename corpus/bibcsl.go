@@ -346,14 +346,16 @@ func htmlToMarkers(s string) string {
 	return s
 }
 
-// boldCapRe is a bold run followed by a capital and a small letter:
-// the ACM Digital Library's export of a title set in small capitals
-// (JASIST's "Assessing Obliteration" as "<b>A</b>Ssessing <b>O</b>Bliteration",
-// "<b>P</b>Ub<b>M</b>Ed"); boldRunRe is any bold run of such a text,
-// with the capital and small letter after it if there are.
+// boldCapRe is a short bold run (1 to 4 characters) followed by a
+// capital and a small letter: the ACM Digital Library's export of a title
+// set in small capitals (JASIST's "Assessing Obliteration" as
+// "<b>A</b>Ssessing <b>O</b>Bliteration", "<b>P</b>Ub<b>M</b>Ed", "<b>De
+// V</b>Isscher"); boldRunRe is any short bold run of such a text, with
+// the capital and small letter after it if there are. A longer run is a
+// heading or an emphasis ("<b>Objective</b>To assess"), not a capital.
 var (
-	boldCapRe = regexp.MustCompile(`(?i:<b>)[^<>]{1,40}(?i:</b>)\p{Lu}\p{Ll}`)
-	boldRunRe = regexp.MustCompile(`(?i:<b>)([^<>]{0,40})(?i:</b>)(\p{Lu}\p{Ll})?`)
+	boldCapRe = regexp.MustCompile(`(?i:<b>)[^<>]{1,4}(?i:</b>)\p{Lu}\p{Ll}`)
+	boldRunRe = regexp.MustCompile(`(?i:<b>)([^<>]{1,4})(?i:</b>)(\p{Lu}\p{Ll})?`)
 )
 
 // unboldSmallCaps undoes the ACM export of small capitals: where a text
@@ -361,7 +363,8 @@ var (
 // bold runs is the large capital of a word and the capital after it the
 // first small capital: "<b>A</b>Ssessing" → "Assessing", "<b>W</b>u" →
 // "Wu", "<b>P</b>Ub<b>M</b>Ed" → "PubMed", "<b>DOI</b>" → "DOI". Other
-// bold text ("<b>U</b>ser-specific", "<b>57</b>(3)") is left as it is.
+// bold text ("<b>U</b>ser-specific", "<b>57</b>(3)", a longer bold run)
+// is left as it is.
 func unboldSmallCaps(s string) string {
 	if !boldCapRe.MatchString(s) {
 		return s

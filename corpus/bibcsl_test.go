@@ -105,6 +105,7 @@ func TestBibTeXSentenceCase(t *testing.T) {
 		// Bold that is not such an export stays bold.
 		{"Revisiting <b><i>h</i></b> Measured", "Revisiting <b><i>h</i></b> measured"},
 		{"Learning <b>U</b>ser-Specific Models", "Learning <b>u</b>ser-specific models"},
+		{"<b>Objective</b>To Assess <b>A</b>Ssessing", "<b>Objective</b>to assess assessing"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
