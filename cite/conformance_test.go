@@ -1033,21 +1033,20 @@ var (
 	// family name after it ("’Anthony’Chen"); nicknameInitialRe: after an
 	// initial, joined to it or with the initial's period after it too
 	// ("X’Anthony’", "X.’Anthony’.", "X. ’Anthony’.", "J.(Jen).").
+	nicknameFamilyRe  = regexp.MustCompile(`(’\p{Lu}\p{Ll}+’|\(\p{Lu}\p{Ll}+\))(\p{Lu})`)
+	nicknameInitialRe = regexp.MustCompile(`(\p{Lu}\.?) ?(’\p{Lu}\p{Ll}+’|\(\p{Lu}\p{Ll}+\))\.?`)
 	// nicknameQuotedRe: a nickname in straight double quotes after an
 	// initial, with pandoc's period and a comma after it (`J. "Bo".,`,
 	// `J"Bo",`); nicknameQuotedFamilyRe after a given name, before the
 	// family name or a comma (`James "Bo" Begole`, `Begole, James "Bo",`);
-	// nicknameInitialsRe
-	// initials in parentheses after an initial ("K.(C.J.).", "K(CJ)",
-	// "K. (C. J. )", "K (C. J)").
+	// nicknameInitialsRe initials in parentheses after an initial
+	// ("K.(C.J.).", "K(CJ)", "K. (C. J. )", "K (C. J)").
 	nicknameQuotedRe       = regexp.MustCompile(`(\p{Lu}\.?) ?"(\p{Lu}\p{Ll}+)"\.?(,?)`)
 	nicknameQuotedFamilyRe = regexp.MustCompile(`(\p{Ll}) "(\p{Lu}\p{Ll}+)"( \p{Lu}|,)`)
 	nicknameInitialsRe     = regexp.MustCompile(`(\p{Lu})\.? ?\(((?:\p{Lu}\.? ?)+)\)\.?`)
 	// lowerInitialsRe: a given name of two or more small initials, with
 	// citeproc-js's spacing ("m. c."), after a space, comma or start.
-	lowerInitialsRe   = regexp.MustCompile(`(^|[ ,])((?:\p{Ll}\. )+\p{Ll}\.)`)
-	nicknameFamilyRe  = regexp.MustCompile(`(’\p{Lu}\p{Ll}+’|\(\p{Lu}\p{Ll}+\))(\p{Lu})`)
-	nicknameInitialRe = regexp.MustCompile(`(\p{Lu}\.?) ?(’\p{Lu}\p{Ll}+’|\(\p{Lu}\p{Ll}+\))\.?`)
+	lowerInitialsRe = regexp.MustCompile(`(^|[ ,])((?:\p{Ll}\. )+\p{Ll}\.)`)
 	// innerCapRe: a capital after a period, parenthesis or bracket inside
 	// a word ("Timesheets.Js", "E.Piphany", "(in)Visible", "c[h]Ord").
 	innerCapRe = regexp.MustCompile(`(\pL[.)\]])(\p{Lu})(\p{Ll})`)
