@@ -77,8 +77,8 @@ func plain(s string) string {
 	s = blockBoundaryRe.ReplaceAllString(s, `</div> $1<div`)
 	s = blockTextRe.ReplaceAllString(s, `</div> $1$2`)
 	// A superscript of letters as csl.Fragment.Text prints it ("10ᵗʰ").
-	s = supTagRe.ReplaceAllStringFunc(s, func(m string) string {
-		sup, _ := csl.SuperscriptLetters(html.UnescapeString(supTagRe.FindStringSubmatch(m)[1]))
+	s = replaceEach(supTagRe, s, func(g []string) string {
+		sup, _ := csl.SuperscriptLetters(html.UnescapeString(g[1]))
 		return sup
 	})
 	s = html.UnescapeString(tagRe.ReplaceAllString(s, ""))
@@ -823,8 +823,7 @@ func nicknameAsCitefind(_, p, c string) (string, string) {
 	// renderings have such a group.
 	if nicknameInitialsRe.MatchString(p) && nicknameInitialsRe.MatchString(c) {
 		letters := func(s string) string {
-			return nicknameInitialsRe.ReplaceAllStringFunc(s, func(m string) string {
-				g := nicknameInitialsRe.FindStringSubmatch(m)
+			return replaceEach(nicknameInitialsRe, s, func(g []string) string {
 				return g[1] + " (" + strings.Map(func(r rune) rune {
 					if unicode.IsUpper(r) {
 						return r
@@ -851,18 +850,55 @@ func lowercaseInitialsAsPandoc(_, p, c string) (string, string) {
 	})
 }
 
+// replaceEach replaces each match of re in s by f of the match's
+// submatches (g[0] the match; "" for a group that did not take part), as
+// found where the match stands. Matching the matched text again alone, as
+// a ReplaceAllStringFunc callback would, can fail or differ when re looks
+// at what stands around it: regexp's \b knows only ASCII letters, so
+// `\b(\pL)` matches "é12" after "x" and not alone (the panic of
+// title-case-markup-in-word on set 7).
+func replaceEach(re *regexp.Regexp, s string, f func(g []string) string) string {
+	return replaceAt(re, s, func(m []int) string {
+		g := make([]string, len(m)/2)
+		for k := range g {
+			if m[2*k] >= 0 {
+				g[k] = s[m[2*k]:m[2*k+1]]
+			}
+		}
+		return f(g)
+	})
+}
+
+// replaceAt replaces each match of re in s by f of its submatch indexes
+// in s (as FindAllStringSubmatchIndex gives them).
+func replaceAt(re *regexp.Regexp, s string, f func(m []int) string) string {
+	ms := re.FindAllStringSubmatchIndex(s, -1)
+	if ms == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		b.WriteString(s[last:m[0]])
+		b.WriteString(f(m))
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
 // asInOther rewrites each match of re in s to the first of its forms
 // (from the match's submatches) that the other rendering contains, and
 // leaves a match none of whose forms it contains: the shape of the rules
 // that read both renderings.
 func asInOther(re *regexp.Regexp, s, other string, forms func(g []string) []string) string {
-	return re.ReplaceAllStringFunc(s, func(m string) string {
-		for _, f := range forms(re.FindStringSubmatch(m)) {
+	return replaceEach(re, s, func(g []string) string {
+		for _, f := range forms(g) {
 			if strings.Contains(other, f) {
 				return f
 			}
 		}
-		return m
+		return g[0]
 	})
 }
 
@@ -888,25 +924,19 @@ func markupInWordAsPandoc(style, p, c string) (string, string) {
 	if !styleUses(style, `text-case="title"`) {
 		return p, c
 	}
-	var b strings.Builder
-	last := 0
-	for _, m := range innerCapWordRe.FindAllStringSubmatchIndex(c, -1) {
+	return p, replaceAt(innerCapWordRe, c, func(m []int) string {
 		if !wordAt(c, m[0], m[1]) {
-			continue
+			return c[m[0]:m[1]]
 		}
 		rest := strings.ToLower(c[m[4]:m[5]]) + c[m[6]:m[7]]
 		first := c[m[2]:m[3]]
 		for _, f := range []string{first, strings.ToUpper(first), strings.ToLower(first)} {
 			if hasWord(p, f+rest) {
-				b.WriteString(c[last:m[0]])
-				b.WriteString(f + rest)
-				last = m[1]
-				break
+				return f + rest
 			}
 		}
-	}
-	b.WriteString(c[last:])
-	return p, b.String()
+		return c[m[0]:m[1]]
+	})
 }
 
 // wordAt reports whether s[i:j] is a whole word: no letter or digit just
@@ -1324,10 +1354,9 @@ var knownDiffs = []knownDiff{
 		return strings.ReplaceAll(s, "., & the ", ". & the ")
 	}},
 	{"unknown-pages", func(_, s string) string {
-		s = unknownPagesRe.ReplaceAllStringFunc(s, func(r string) string {
-			m := unknownPagesRe.FindStringSubmatch(r)
+		s = replaceEach(unknownPagesRe, s, func(m []string) string {
 			if m[1] != "??" && m[2] != "??" {
-				return r // a range without "??"
+				return m[0] // a range without "??"
 			}
 			return m[1] + "-??" + m[3]
 		})
@@ -1352,8 +1381,7 @@ var knownDiffs = []knownDiff{
 	{"is-numeric-dotted-number", func(style, s string) string {
 		switch style {
 		case "apa":
-			s = apaDottedVolumeRe.ReplaceAllStringFunc(s, func(m string) string {
-				sm := apaDottedVolumeRe.FindStringSubmatch(m)
+			s = replaceEach(apaDottedVolumeRe, s, func(sm []string) string {
 				if sm[2] != "" {
 					return ": Vol. " + sm[1] + " (" + sm[2] + ")"
 				}
@@ -1412,12 +1440,11 @@ var knownDiffs = []knownDiff{
 	}},
 	{"page-range-equal-ends", func(_, s string) string {
 		s = emptyEndRe.ReplaceAllString(s, "$1$2") // pandoc's "3–" for 3-3 (MLA)
-		return pageRangeRe.ReplaceAllStringFunc(s, func(m string) string {
-			sm := pageRangeRe.FindStringSubmatch(m)
+		return replaceEach(pageRangeRe, s, func(sm []string) string {
 			if strings.HasSuffix(sm[1], sm[2]) {
 				return sm[1] // 287–287, 287–87, 287–7: one page
 			}
-			return m
+			return sm[0]
 		})
 	}},
 	{"title-case-capitals-with-digits", func(_, s string) string { return upperDigits(s) }},
@@ -1429,8 +1456,7 @@ var knownDiffs = []knownDiff{
 		if !styleUses(style, `text-case="title"`) {
 			return s
 		}
-		return atSignWordRe.ReplaceAllStringFunc(s, func(m string) string {
-			g := atSignWordRe.FindStringSubmatch(m)
+		return replaceEach(atSignWordRe, s, func(g []string) string {
 			return g[1] + strings.ToLower(g[2]) + g[3]
 		})
 	}},
@@ -1457,11 +1483,10 @@ var knownDiffs = []knownDiff{
 		s = compoundPageRe.ReplaceAllString(s, "$1-$2-$3")
 		return compoundGluedLabelRe.ReplaceAllString(compoundLabelRe.ReplaceAllString(s, "pp. $1"), "pp$1$2")
 	}},
-	{"page-range-abbreviation", func(_, s string) string { return rangeRe.ReplaceAllStringFunc(s, pageRangeEnd) }},
+	{"page-range-abbreviation", func(_, s string) string { return replaceEach(rangeRe, s, pageRangeEnd) }},
 	{"page-label-non-range", func(_, s string) string { return nonRangeLabelRe.ReplaceAllString(s, "p. $1") }},
 	{"page-range-prefixed", func(_, s string) string {
-		return prefixedRangeRe.ReplaceAllStringFunc(s, func(r string) string {
-			m := prefixedRangeRe.FindStringSubmatch(r)
+		return replaceEach(prefixedRangeRe, s, func(m []string) string {
 			if m[3] == "" || strings.HasSuffix(m[2], m[3]) {
 				return m[1] + m[2] // one page: c1–c1, c1–1, c1–
 			}
@@ -1489,8 +1514,7 @@ var knownDiffs = []knownDiff{
 		return s[:m[4]] + s[m[5]:] // drop ". (Vol. N)"
 	}},
 	{"number-variable-capitalize-parts", func(_, s string) string {
-		return numberPartCapRe.ReplaceAllStringFunc(s, func(w string) string {
-			m := numberPartCapRe.FindStringSubmatch(w)
+		return replaceEach(numberPartCapRe, s, func(m []string) string {
 			return m[1] + strings.ToLower(m[2]) + m[3]
 		})
 	}},
@@ -1556,15 +1580,14 @@ var knownDiffs = []knownDiff{
 		// the locale does not have stays, and so does a different month.
 		months := localeMonths(style)
 		for _, re := range []*regexp.Regexp{localizedMonthRe, localizedMonthDotRe} {
-			s = re.ReplaceAllStringFunc(s, func(m string) string {
-				g := re.FindStringSubmatch(m)
+			s = replaceEach(re, s, func(g []string) string {
 				if n, err := strconv.Atoi(g[1]); err == nil {
 					return fmt.Sprintf("%02d%s%s", n, g[2], g[3])
 				}
 				if n, ok := months[strings.ToLower(strings.TrimSuffix(g[1], "."))]; ok {
 					return fmt.Sprintf("%02d%s%s", n, g[2], g[3])
 				}
-				return m
+				return g[0]
 			})
 		}
 		// The day without a leading zero ("04/11/2023" as "4/11/2023").
@@ -1955,12 +1978,11 @@ func givenExpandedAsPandoc(style, p, c string) (string, string) {
 	// Again, for a name whose start the previous match took ("Baochun Li
 	// & Bo Li").
 	for range 2 {
-		c = givenExpandedDisplayRe.ReplaceAllStringFunc(c, func(m string) string {
-			g := givenExpandedDisplayRe.FindStringSubmatch(m)
+		c = replaceEach(givenExpandedDisplayRe, c, func(g []string) string {
 			if form := g[1] + g[2] + ". " + g[3] + g[4]; strings.Contains(p, form) {
 				return form
 			}
-			return m
+			return g[0]
 		})
 	}
 	// Tried at the start of every word, not only after the previous
@@ -2056,13 +2078,12 @@ func lowerButLast(s string) string {
 // (1–11, 1693–1703) or a is one digit (1–12, which pandoc abbreviates to
 // 1–2), so that the abbreviated and the full forms compare equal (as
 // page-range-equal-ends leaves a one-page range).
-func pageRangeEnd(r string) string {
-	m := rangeRe.FindStringSubmatch(r)
+func pageRangeEnd(m []string) string {
 	a, b := m[1], m[2]
 	if len(b) < len(a) || b[0] == a[0] || len(a) == 1 {
 		return a
 	}
-	return r
+	return m[0]
 }
 
 // upperDigits lowercases every word that has both letters and digits

@@ -1,6 +1,7 @@
 package cite_test
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -344,4 +345,18 @@ func TestKnownDiffs(t *testing.T) {
 	assert.Equal(t, []string{"localized-date-part-form"}, explain("le-mouvement-social", "Data Science Review, 4/nov./2023 p.", "Data Science Review, 04/11/2023 p."))
 	// A repeated volume is dropped only when it is the same volume.
 	assert.Nil(t, explain("apa", "Some title (Vol. 30). (1989). (Vol. 31).", "Some title (Vol. 30). (1989)."))
+}
+
+// TestReplaceEach: the rules' replacements take the submatches where the
+// match stands. `\b(\pL)` matches "é12" after "x" (regexp's \b knows only
+// ASCII letters) but not "é12" alone, so matching the match again, as the
+// rules did, found nothing and indexed a nil slice.
+func TestReplaceEach(t *testing.T) {
+	re := regexp.MustCompile(`\b(\pL)(\d+)`)
+	assert.Nil(t, re.FindStringSubmatch("é12"), "the case this guards against")
+	got := replaceEach(re, "xé12 a3 b", func(g []string) string { return "<" + g[1] + ">" })
+	assert.Equal(t, "x<é> <a> b", got)
+	assert.Equal(t, "no match", replaceEach(re, "no match", func([]string) string { return "!" }))
+	opt := regexp.MustCompile(`a(b)?`)
+	assert.Equal(t, "[]c [b]", replaceEach(opt, "ac ab", func(g []string) string { return "[" + g[1] + "]" }), "a group that did not take part is empty")
 }
