@@ -414,3 +414,88 @@ func TestFragmentPrintsNothing(t *testing.T) {
 		assert.Equal(t, want, f.PrintsNothing(), "%q", f)
 	}
 }
+
+// Citations written next to each other are one citation: the style's
+// form for several papers, collapsed ranges, and no superscripts running
+// together into another number. Anything between them keeps them apart.
+func TestResolveAdjacentCitations(t *testing.T) {
+	st := testStore()
+	tests := []struct {
+		style cite.Style
+		doc   string
+		want  string
+	}{
+		{cite.IEEE, "a [[cite:smith2020]][[cite:doe2022]].", "a [1], [2]."},
+		{cite.IEEE, "a [[cite:smith2020]][[cite:doe2022]]⟦cite:lee2019⟧.", "a [1]–[3]."},
+		{cite.IEEE, "a [[cite:smith2020]][[cite:smith2020]].", "a [1]."},
+		{cite.APA, "a [[cite:smith2020]][[cite:doe2022]].", "a (Doe, 2022; Smith, 2020)."},
+		{cite.IEEE, "a [[cite:smith2020]] [[cite:doe2022]].", "a [1] [2]."},
+		{cite.IEEE, "a [[cite:smith2020]], [[cite:doe2022]].", "a [1], [2]."},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.style)+" "+tc.doc, func(t *testing.T) {
+			res, err := cite.Resolve(t.Context(), tc.doc, st, cite.Options{Engine: engine, Style: tc.style, Format: cite.Text})
+			require.NoError(t, err)
+			body, _, _ := strings.Cut(res.Text, "\n\n")
+			assert.Equal(t, tc.want, body)
+		})
+	}
+	// Markdown: one anchor, which resolves again to itself; two adjacent
+	// anchors of an earlier run become one.
+	res, err := cite.Resolve(t.Context(), "a [[cite:smith2020]][[cite:doe2022]].\n", st, cite.Options{Engine: engine, Style: cite.IEEE})
+	require.NoError(t, err)
+	assert.Contains(t, res.Text, "a <!--cite:smith2020,doe2022-->[1], [2]<!--/cite-->.")
+	again, err := cite.Resolve(t.Context(), res.Text, st, cite.Options{Engine: engine, Style: cite.IEEE})
+	require.NoError(t, err)
+	assert.Equal(t, res.Text, again.Text)
+	old, err := cite.Resolve(t.Context(), "a <!--cite:smith2020-->[1]<!--/cite--><!--cite:doe2022-->[2]<!--/cite-->.\n", st, cite.Options{Engine: engine, Style: cite.IEEE})
+	require.NoError(t, err)
+	assert.Contains(t, old.Text, "a <!--cite:smith2020,doe2022-->[1], [2]<!--/cite-->.")
+	// An unknown ID keeps the whole joined citation in place (--lenient),
+	// as it keeps a placeholder of several IDs.
+	len1, err := cite.Resolve(t.Context(), "a [[cite:smith2020]][[cite:nope]].\n", st, cite.Options{Engine: engine, Style: cite.IEEE, Lenient: true})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(len1.Text, "a ⚠[[cite:smith2020]][[cite:nope]].\n"), len1.Text)
+}
+
+// superscriptStyle is a numeric style whose citations are superscripts,
+// as nature's and AMA's are.
+const superscriptStyle = `<style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0"><info><title>Sup</title><id>sup</id></info>
+  <citation collapse="citation-number"><sort><key variable="citation-number"/></sort><layout vertical-align="sup" delimiter=","><text variable="citation-number"/></layout></citation>
+  <bibliography><layout><text variable="citation-number" suffix=". "/><text variable="title"/></layout></bibliography></style>`
+
+// A superscript citation is written in superscript characters in plain
+// text and follows its word without a space; the anchor remembers the
+// space, so that another style, or Merge, gives it back.
+func TestResolveSuperscriptCitations(t *testing.T) {
+	st := testStore()
+	sup := cite.Style(filepath.Join(t.TempDir(), "sup.csl"))
+	require.NoError(t, os.WriteFile(string(sup), []byte(superscriptStyle), 0o644))
+	doc := "Fusion works [[cite:smith2020]]. Both [[cite:doe2022]][[cite:smith2020]] and [[cite:lee2019]] [[cite:doe2022]].\n[[cite:smith2020,doe2022,lee2019]] opens a line.\n"
+	res, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Style: sup, Format: cite.Text})
+	require.NoError(t, err)
+	body, _, _ := strings.Cut(res.Text, "\n\n")
+	assert.Equal(t, "Fusion works¹. Both¹,² and³ ².\n¹–³ opens a line.", body,
+		"superscript digits; no space before a citation, except after another")
+
+	md, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Style: sup})
+	require.NoError(t, err)
+	assert.Contains(t, md.Text, "Fusion works<!--cite: smith2020--><sup>1</sup><!--/cite-->. Both<!--cite: doe2022,smith2020--><sup>1,2</sup><!--/cite--> and<!--cite: lee2019--><sup>3</sup><!--/cite--> <!--cite:doe2022--><sup>2</sup><!--/cite-->.")
+	again, err := cite.Resolve(t.Context(), md.Text, st, cite.Options{Engine: engine, Style: sup})
+	require.NoError(t, err)
+	assert.Equal(t, md.Text, again.Text, "idempotent")
+
+	// Another style gives the spaces back: the same as resolving the draft.
+	ieee, err := cite.Resolve(t.Context(), md.Text, st, cite.Options{Engine: engine, Style: cite.IEEE})
+	require.NoError(t, err)
+	fresh, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Style: cite.IEEE})
+	require.NoError(t, err)
+	assert.Equal(t, fresh.Text, ieee.Text)
+	back, err := cite.Resolve(t.Context(), ieee.Text, st, cite.Options{Engine: engine, Style: sup})
+	require.NoError(t, err)
+	assert.Equal(t, md.Text, back.Text)
+
+	norm, err := cite.Normalize(md.Text)
+	require.NoError(t, err)
+	assert.Equal(t, "Fusion works [[cite:smith2020]]. Both [[cite:doe2022,smith2020]] and [[cite:lee2019]] [[cite:doe2022]].\n[[cite:smith2020,doe2022,lee2019]] opens a line.", norm)
+}

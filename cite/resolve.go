@@ -96,7 +96,9 @@ type edit struct {
 // Resolve turns the citations of doc into in-text citations and a
 // bibliography. All IDs are fetched with one lk.GetMany call. Citations
 // are numbered by first appearance; a paper cited twice in one citation
-// counts once. Markdown output keeps each citation's placeholder in an
+// counts once, and citations written next to each other are one
+// (joinAdjacent); a superscript citation takes the spaces before it
+// ("work¹"). Markdown output keeps each citation's placeholder in an
 // invisible anchor and a number→ID map in the bibliography block, so
 // resolving the output again changes nothing, and resolving after editing
 // renumbers the whole document. A document without citations is returned
@@ -109,6 +111,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	if err != nil {
 		return nil, err
 	}
+	d.Citations = joinAdjacent(doc, d.Citations)
 	res := &Result{Text: doc}
 	if len(d.Citations) == 0 && d.bibStart < 0 {
 		return res, nil
@@ -351,11 +354,39 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 			edits = append(edits, edit{c.Start, c.End, text})
 			continue
 		}
-		text := opts.Format.render(rendered[clusterOf[ci]])
-		if anchored {
-			text = anchorOpen + serializeItems(c.Items) + "-->" + text + anchorClose
+		fr := rendered[clusterOf[ci]]
+		text := opts.Format.renderCitation(fr)
+		// A superscript citation follows its word without a space
+		// ("work¹", as pandoc writes it): the spaces before it are taken,
+		// and its anchor remembers that with a space before its list,
+		// so that a style that is not superscript gives one back.
+		start := c.Start
+		prevEnd := -1
+		if ci > 0 {
+			prevEnd = d.Citations[ci-1].End
 		}
-		edits = append(edits, edit{c.Start, c.End, text})
+		sp := spacesBefore(doc, c.Start, prevEnd)
+		took := c.Kind == KindAnchor && strings.HasPrefix(c.Raw[len(anchorOpen):], " ")
+		before := ""
+		switch {
+		case fr.Superscript():
+			if sp < c.Start {
+				start, took = sp, true
+			}
+		case took:
+			if sp == c.Start && c.Start > 0 && !isSpace(doc[c.Start-1]) {
+				before = " "
+			}
+			took = false
+		}
+		if anchored {
+			list := serializeItems(c.Items)
+			if took {
+				list = " " + list
+			}
+			text = anchorOpen + list + "-->" + text + anchorClose
+		}
+		edits = append(edits, edit{start, c.End, before + text})
 	}
 	for _, r := range d.drop {
 		edits = append(edits, edit{r[0], r[1], ""})
@@ -370,6 +401,50 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	}
 	res.Text = text
 	return res, nil
+}
+
+// spacesBefore returns where the spaces and tabs right before doc[end:]
+// start, when a word or punctuation stands before them on the same line
+// and not the end of the citation before (prev): "work [[cite:a]]" gives
+// the offset of the space; a citation at the start of a line, after
+// another citation or with no space before it gives end.
+func spacesBefore(doc string, end, prev int) int {
+	i := end
+	for i > 0 && (doc[i-1] == ' ' || doc[i-1] == '\t') {
+		i--
+	}
+	if i == end || i == 0 || doc[i-1] == '\n' || doc[i-1] == '\r' || i == prev {
+		return end
+	}
+	return i
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// joinAdjacent makes citations written next to each other, with nothing
+// between them ("[[cite:a]][[cite:b]]", or two anchors of an earlier
+// run), one citation of all their items, as "[[cite:a,b]]" is: the style
+// then prints them as one citation ("[1], [2]", "(Smith, 2020; Doe,
+// 2022)", collapsed ranges "[1]–[3]"), where two would run together
+// ("[2][1]", "(Smith, 2020)(Doe, 2022)", and a superscript style's "²¹",
+// which reads as citation 21). Citations with anything between them,
+// even a space, stay apart.
+func joinAdjacent(doc string, cs []Citation) []Citation {
+	var out []Citation
+	for _, c := range cs {
+		if n := len(out); n > 0 && out[n-1].End == c.Start {
+			last := &out[n-1]
+			last.Items = append(append([]Item(nil), last.Items...), c.Items...)
+			last.End = c.End
+			last.Raw = doc[last.Start:last.End]
+			if c.Kind != KindPlaceholder {
+				last.Kind = c.Kind // not only placeholders: rewritten from Items when left in place
+			}
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // noPrintedForm warns about the papers the style prints nothing for:
@@ -479,7 +554,12 @@ func Normalize(draft string) (string, error) {
 	var edits []edit
 	for _, c := range d.Citations {
 		if c.Kind != KindPlaceholder {
-			edits = append(edits, edit{c.Start, c.End, "[[cite:" + serializeItems(c.Items) + "]]"})
+			text := "[[cite:" + serializeItems(c.Items) + "]]"
+			// The space a superscript citation took (Resolve) comes back.
+			if c.Kind == KindAnchor && strings.HasPrefix(c.Raw[len(anchorOpen):], " ") && c.Start > 0 && !isSpace(draft[c.Start-1]) {
+				text = " " + text
+			}
+			edits = append(edits, edit{c.Start, c.End, text})
 		}
 	}
 	for _, r := range d.drop {

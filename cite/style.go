@@ -93,6 +93,16 @@ func (f Format) String() string {
 }
 
 // render turns a fragment into the format.
+// renderCitation is render for an in-text citation: in plain text a
+// superscript citation is written in superscript characters
+// (csl.Fragment.InlineText), not as digits joined to the word before it.
+func (f Format) renderCitation(fr csl.Fragment) string {
+	if f == Text {
+		return fr.InlineText()
+	}
+	return f.render(fr)
+}
+
 func (f Format) render(fr csl.Fragment) string {
 	switch f {
 	case Text:

@@ -560,6 +560,40 @@ func TestFragmentFormats(t *testing.T) {
 	}
 }
 
+// InlineText, for in-text citations, writes every superscript in
+// superscript characters where Unicode has them, digits included, and
+// "^(…)" where it has not, as pandoc's plain text does; Superscript tells
+// a citation that is all superscript.
+func TestFragmentInlineText(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"1", "¹"},
+		{"1,3–5", "¹,³–⁵"},
+		{"12; 14", "¹²; ¹⁴"},
+		{"(2)", "⁽²⁾"},
+		{"e", "ᵉ"},
+		{"q", "^(q)"},
+		{"ibid.", "ⁱᵇⁱᵈ."},
+		{"Fig. 2", "^(Fig. 2)"},
+		{"–", "^(–)"},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, csl.InlineSuperscript(tc.in), "%q", tc.in)
+	}
+	f := csl.Fragment(`work<sup>1,2</sup> and 3<sup>e</sup> ed.`)
+	assert.Equal(t, "work¹,² and 3ᵉ ed.", f.InlineText())
+	assert.Equal(t, "work1,2 and 3ᵉ ed.", f.Text(), "Text keeps digits")
+
+	assert.True(t, csl.Fragment(`<sup>1,2</sup>`).Superscript())
+	assert.False(t, csl.Fragment(`<sup>1</sup>, <sup>3</sup>`).Superscript(), "text between")
+	assert.True(t, csl.Fragment(` <sup>1</sup> `).Superscript())
+	assert.False(t, csl.Fragment(`[1]`).Superscript())
+	assert.False(t, csl.Fragment(`(Smith <sup>2</sup>)`).Superscript())
+	assert.False(t, csl.Fragment(``).Superscript())
+}
+
 func TestEngineAnswersNoteStyles(t *testing.T) {
 	// A note style's citations depend on their position: ibid and
 	// subsequent forms come from the whole sequence.

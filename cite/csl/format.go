@@ -100,10 +100,27 @@ const nbspPair = "\u00a0 "
 // superscript characters (supLetters): citeproc-js writes the locales'
 // ordinal indicators (es-ES "3.ª", fr-FR "3ᵉ", "1ʳᵉ") and any such letter in
 // the data as <sup> around the plain letter, which would read "3.a",
-// "3e" in plain text. Digits stay digits: a style's superscript citation
-// numbers ("text<sup>1,3–5</sup>") have commas and dashes with no
-// superscript form.
+// "3e" in plain text. Digits stay digits here (a superscript label of a
+// bibliography entry, m<sup>2</sup> in a title); InlineText, for in-text
+// citations, writes them as superscripts too.
 func (f Fragment) Text() string {
+	return f.text(func(s string) string {
+		if sup, ok := SuperscriptLetters(s); ok {
+			return sup
+		}
+		return s
+	})
+}
+
+// InlineText is Text for a citation that stands in running text: every
+// superscript is written as one (InlineSuperscript), digits included. A
+// style's superscript citation numbers (nature, AMA: "work<sup>1</sup>")
+// would otherwise join the word or number before them in plain text:
+// "work1", and "21" for two citations written next to each other.
+func (f Fragment) InlineText() string { return f.text(InlineSuperscript) }
+
+// text is the plain text of f, with each <sup>'s text written by sup.
+func (f Fragment) text(sup func(string) string) string {
 	var b strings.Builder
 	var walk func(n *node)
 	walk = func(n *node) {
@@ -112,10 +129,8 @@ func (f Fragment) Text() string {
 			return
 		}
 		if n.tag == "sup" {
-			if sup, ok := SuperscriptLetters(n.plain()); ok {
-				b.WriteString(sup)
-				return
-			}
+			b.WriteString(sup(n.plain()))
+			return
 		}
 		for _, k := range n.kids {
 			walk(k)
@@ -162,6 +177,23 @@ func (f Fragment) PrintsNothing() bool {
 	return !walk(f.parse())
 }
 
+// Superscript reports whether the whole fragment is superscript: a
+// superscript style's in-text citation ("<sup>1,2</sup>"), which follows
+// its word without a space.
+func (f Fragment) Superscript() bool {
+	some := false
+	for _, k := range f.parse().kids {
+		switch {
+		case k.tag == "sup":
+			some = true
+		case k.tag == "" && strings.TrimSpace(k.text) == "":
+		default:
+			return false
+		}
+	}
+	return some
+}
+
 // plain is the text under n, without markup.
 func (n *node) plain() string {
 	if n.tag == "" {
@@ -202,6 +234,50 @@ func SuperscriptLetters(s string) (string, bool) {
 		b.WriteRune(sup)
 	}
 	return b.String(), true
+}
+
+// supOthers are the superscript forms of the characters other than
+// letters that a superscript citation can hold: digits, signs and
+// parentheses.
+var supOthers = map[rune]rune{
+	'0': '⁰', '1': '¹', '2': '²', '3': '³', '4': '⁴', '5': '⁵', '6': '⁶', '7': '⁷', '8': '⁸', '9': '⁹',
+	'+': '⁺', '-': '⁻', '−': '⁻', '=': '⁼', '(': '⁽', ')': '⁾',
+}
+
+// InlineSuperscript writes s, the text of a superscript in running text,
+// in superscript characters: digits, + − = ( ) and the letters that have
+// one (supLetters); the commas, semicolons, periods, dashes and spaces
+// between them are kept as they are ("1,3–5" → "¹,³–⁵"), since Unicode has
+// no superscript comma and a reader takes them for the superscript's
+// own. A superscript with any other character, or with no character that
+// has a superscript form, is written "^(s)", as pandoc's plain text
+// writes it ("^(q)", "^(Fig. 2)").
+func InlineSuperscript(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return s
+	}
+	var b strings.Builder
+	some := false
+	for _, r := range s {
+		if sup, ok := supLetters[r]; ok {
+			b.WriteRune(sup)
+			some = true
+			continue
+		}
+		if sup, ok := supOthers[r]; ok {
+			b.WriteRune(sup)
+			some = true
+			continue
+		}
+		if !strings.ContainsRune(",;.–— \u00a0", r) {
+			return "^(" + s + ")"
+		}
+		b.WriteRune(r)
+	}
+	if !some {
+		return "^(" + s + ")"
+	}
+	return b.String()
 }
 
 var spaceRunRe = regexp.MustCompile(`[ \t]*\n[ \t\n]*`)

@@ -162,7 +162,8 @@ func New(eng *engine.Engine, opts Options) *Tools {
 const instructions = `citefind finds real papers to cite in a local corpus; it never invents references.
 Workflow: call search_citations with the sentence that needs a citation (a [CITATION] marker is fine);
 read the candidates (get_paper shows an abstract); call add_citation with the chosen ID and your reason,
-and insert the placeholder it returns into your draft; finally call resolve_citations on the whole draft
+and insert the placeholder it returns into your draft (for several papers at one point, their placeholders
+next to each other with nothing between: they become one citation); finally call resolve_citations on the whole draft
 to get formatted citations and a bibliography. Only cite IDs that search_citations returned in this session.`
 
 // Server returns the MCP server, for transports other than stdio and
