@@ -915,11 +915,13 @@ func apostropheCapAsCitefind(style, p, c string) (string, string) {
 	return asInOther(apostropheCapRe, p, c, func(g []string) []string { return []string{strings.ToLower(g[0])} }), c
 }
 
-// markupInWordAsPandoc writes in citefind's rendering c each word whose
-// second letter is a capital before small letters ("ASsessing",
+// markupInWordAsPandoc writes in citefind's rendering c each word with
+// a capital before small letters after its start ("ASsessing",
 // "oBliteration": citeproc-js's title case of "<b>A</b>ssessing", which
-// starts a word again after the tag) as pandoc's p has it, where p has
-// the word with that letter small; in a style that title-cases.
+// starts a word again after the tag; "l∞Rearrangement" of
+// "l<sub>∞</sub>rearrangement", "knOts" of "k<i>n</i>ots") as pandoc's
+// p has it, where p has the word with that letter small; in a style that
+// title-cases.
 func markupInWordAsPandoc(style, p, c string) (string, string) {
 	if !styleUses(style, `text-case="title"`) {
 		return p, c
@@ -1055,10 +1057,12 @@ var (
 	// apostropheCapRe: a capital after an apostrophe that starts a word
 	// ("Don’t ’Fit’").
 	apostropheCapRe = regexp.MustCompile(`(^|[\s“‘"(])’(\p{Lu})(\p{Ll})`)
-	// innerCapWordRe: a word whose second letter is a capital before
-	// small letters ("ASsessing", "oBliteration").
+	// innerCapWordRe: a word with a capital before small letters after
+	// its first character ("ASsessing", "oBliteration", "knOts") or
+	// after digits or symbols ("l∞Rearrangement", "x2Test",
+	// "Co2Emissions": a <sub> or <sup> inside the word).
 	// (whole words: wordAt; regexp's \b knows only ASCII letters).
-	innerCapWordRe = regexp.MustCompile(`(\pL)(\p{Lu})(\p{Ll}+)`)
+	innerCapWordRe = regexp.MustCompile(`([\pL\pN\pS]+)(\p{Lu})(\p{Ll}+)`)
 	// nicknameFamilyRe: a nickname in quotes or parentheses joined to the
 	// family name after it ("’Anthony’Chen"); nicknameInitialRe: after an
 	// initial, joined to it or with the initial's period after it too
