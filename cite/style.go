@@ -92,7 +92,6 @@ func (f Format) String() string {
 	return "md"
 }
 
-// render turns a fragment into the format.
 // renderCitation is render for an in-text citation: in plain text a
 // superscript citation is written in superscript characters
 // (csl.Fragment.InlineText), not as digits joined to the word before it.
@@ -103,10 +102,13 @@ func (f Format) renderCitation(fr csl.Fragment) string {
 	return f.render(fr)
 }
 
+// render turns a fragment (a bibliography entry) into the format; in
+// plain text with the superscripts and subscripts of digits in Unicode's
+// characters (csl.Fragment.EntryText).
 func (f Format) render(fr csl.Fragment) string {
 	switch f {
 	case Text:
-		return fr.Text()
+		return fr.EntryText()
 	case HTML:
 		return fr.HTML()
 	}

@@ -586,6 +586,12 @@ func TestFragmentInlineText(t *testing.T) {
 	assert.Equal(t, "work¹,² and 3ᵉ ed.", f.InlineText())
 	assert.Equal(t, "work1,2 and 3ᵉ ed.", f.Text(), "Text keeps digits")
 
+	// EntryText, for a bibliography entry: superscripts and subscripts of
+	// digits and signs in Unicode's characters; any other as Text.
+	e := csl.Fragment(`Area in m<sup>2</sup>, CO<sub>2</sub>, 10<sup>-5</sup>, x<sub>i</sub>, 3<sup>e</sup>, A<sup>*</sup>, <sup>1,2</sup>`)
+	assert.Equal(t, "Area in m², CO₂, 10⁻⁵, xi, 3ᵉ, A*, 1,2", e.EntryText())
+	assert.Equal(t, "Area in m2, CO2, 10-5, xi, 3ᵉ, A*, 1,2", e.Text())
+
 	assert.True(t, csl.Fragment(`<sup>1,2</sup>`).Superscript())
 	assert.False(t, csl.Fragment(`<sup>1</sup>, <sup>3</sup>`).Superscript(), "text between")
 	assert.True(t, csl.Fragment(` <sup>1</sup> `).Superscript())

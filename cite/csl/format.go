@@ -119,8 +119,51 @@ func (f Fragment) Text() string {
 // "work1", and "21" for two citations written next to each other.
 func (f Fragment) InlineText() string { return f.text(InlineSuperscript) }
 
+// EntryText is Text for a bibliography entry in plain-text output: a
+// superscript or subscript of digits and signs is also written in
+// superscript or subscript characters ("m<sup>2</sup>" → "m²",
+// "CO<sub>2</sub>" → "CO₂", "10<sup>-5</sup>" → "10⁻⁵", which Text
+// writes "m2", "CO2" and "10-5"); any other stays as Text writes it.
+func (f Fragment) EntryText() string {
+	return f.textWith(func(s string) string {
+		if sup, ok := SuperscriptLetters(s); ok {
+			return sup
+		}
+		if sup, ok := mapAll(s, supOthers); ok {
+			return sup
+		}
+		return s
+	}, func(s string) string {
+		sub, _ := mapAll(s, subOthers)
+		return sub
+	})
+}
+
+// mapAll returns s with every character replaced by its form in m, when
+// all have one; else s and false.
+func mapAll(s string, m map[rune]rune) (string, bool) {
+	if s == "" {
+		return s, false
+	}
+	var b strings.Builder
+	for _, r := range s {
+		x, ok := m[r]
+		if !ok {
+			return s, false
+		}
+		b.WriteRune(x)
+	}
+	return b.String(), true
+}
+
 // text is the plain text of f, with each <sup>'s text written by sup.
 func (f Fragment) text(sup func(string) string) string {
+	return f.textWith(sup, func(s string) string { return s })
+}
+
+// textWith is the plain text of f, with each <sup>'s and <sub>'s text
+// written by sup and sub.
+func (f Fragment) textWith(sup, sub func(string) string) string {
 	var b strings.Builder
 	var walk func(n *node)
 	walk = func(n *node) {
@@ -128,8 +171,12 @@ func (f Fragment) text(sup func(string) string) string {
 			b.WriteString(strings.ReplaceAll(n.text, nbspPair, "  "))
 			return
 		}
-		if n.tag == "sup" {
+		switch n.tag {
+		case "sup":
 			b.WriteString(sup(n.plain()))
+			return
+		case "sub":
+			b.WriteString(sub(n.plain()))
 			return
 		}
 		for _, k := range n.kids {
@@ -242,6 +289,12 @@ func SuperscriptLetters(s string) (string, bool) {
 var supOthers = map[rune]rune{
 	'0': '⁰', '1': '¹', '2': '²', '3': '³', '4': '⁴', '5': '⁵', '6': '⁶', '7': '⁷', '8': '⁸', '9': '⁹',
 	'+': '⁺', '-': '⁻', '−': '⁻', '=': '⁼', '(': '⁽', ')': '⁾',
+}
+
+// subOthers are the subscript forms of digits, signs and parentheses.
+var subOthers = map[rune]rune{
+	'0': '₀', '1': '₁', '2': '₂', '3': '₃', '4': '₄', '5': '₅', '6': '₆', '7': '₇', '8': '₈', '9': '₉',
+	'+': '₊', '-': '₋', '−': '₋', '=': '₌', '(': '₍', ')': '₎',
 }
 
 // InlineSuperscript writes s, the text of a superscript in running text,
