@@ -591,6 +591,12 @@ func TestFragmentInlineText(t *testing.T) {
 	e := csl.Fragment(`Area in m<sup>2</sup>, CO<sub>2</sub>, 10<sup>-5</sup>, x<sub>i</sub>, 3<sup>e</sup>, A<sup>*</sup>, <sup>1,2</sup>`)
 	assert.Equal(t, "Area in m², CO₂, 10⁻⁵, xi, 3ᵉ, A*, 1,2", e.EntryText())
 	assert.Equal(t, "Area in m2, CO2, 10-5, xi, 3ᵉ, A*, 1,2", e.Text())
+	// citeproc-js's two spaces before a given name that starts with a
+	// small letter are one in plain-text output.
+	lower := csl.Fragment(`Doe,  jane, and m.  c. schraefel<sup>1</sup>`)
+	assert.Equal(t, "Doe, jane, and m. c. schraefel¹", lower.EntryText())
+	assert.Equal(t, "Doe, jane, and m. c. schraefel¹", lower.InlineText())
+	assert.Equal(t, "Doe,  jane, and m.  c. schraefel1", lower.Text())
 
 	assert.True(t, csl.Fragment(`<sup>1,2</sup>`).Superscript())
 	assert.False(t, csl.Fragment(`<sup>1</sup>, <sup>3</sup>`).Superscript(), "text between")

@@ -117,15 +117,25 @@ func (f Fragment) Text() string {
 // style's superscript citation numbers (nature, AMA: "work<sup>1</sup>")
 // would otherwise join the word or number before them in plain text:
 // "work1", and "21" for two citations written next to each other.
-func (f Fragment) InlineText() string { return f.text(InlineSuperscript) }
+func (f Fragment) InlineText() string { return oneSpace(f.text(InlineSuperscript)) }
+
+// spacesRe is a run of two or more spaces.
+var spacesRe = regexp.MustCompile(`  +`)
+
+// oneSpace writes each run of spaces of plain-text output as one:
+// citeproc-js (and so Zotero) prints two where a given name starts with
+// a small letter ("Doe,  jane", "schraefel,  m. c."), which HTML and
+// Markdown do not show and plain text does.
+func oneSpace(s string) string { return spacesRe.ReplaceAllString(s, " ") }
 
 // EntryText is Text for a bibliography entry in plain-text output: a
 // superscript or subscript of digits and signs is also written in
 // superscript or subscript characters ("m<sup>2</sup>" → "m²",
 // "CO<sub>2</sub>" → "CO₂", "10<sup>-5</sup>" → "10⁻⁵", which Text
-// writes "m2", "CO2" and "10-5"); any other stays as Text writes it.
+// writes "m2", "CO2" and "10-5"); any other stays as Text writes it; a
+// run of spaces is one (oneSpace), as InlineText's.
 func (f Fragment) EntryText() string {
-	return f.textWith(func(s string) string {
+	return oneSpace(f.textWith(func(s string) string {
 		if sup, ok := SuperscriptLetters(s); ok {
 			return sup
 		}
@@ -136,7 +146,7 @@ func (f Fragment) EntryText() string {
 	}, func(s string) string {
 		sub, _ := mapAll(s, subOthers)
 		return sub
-	})
+	}))
 }
 
 // mapAll returns s with every character replaced by its form in m, when
