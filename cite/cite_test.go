@@ -499,3 +499,45 @@ func TestResolveSuperscriptCitations(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Fusion works [[cite:smith2020]]. Both [[cite:doe2022,smith2020]] and [[cite:lee2019]] [[cite:doe2022]].\n[[cite:smith2020,doe2022,lee2019]] opens a line.", norm)
 }
+
+// noteStyle is a note style: each citation is a footnote ("Ibid." when
+// the note before cites the same paper alone).
+const noteStyle = `<style xmlns="http://purl.org/net/xbiblio/csl" class="note" version="1.0"><info><title>Notes</title><id>notes</id></info>
+  <citation><layout suffix="." delimiter="; "><choose><if position="ibid"><text value="Ibid"/></if>
+    <else><names variable="author"><name form="short"/></names><text variable="title" prefix=", " font-style="italic"/></else></choose></layout></citation>
+  <bibliography><layout suffix="."><names variable="author"><name name-as-sort-order="all"/></names><text variable="title" prefix=". "/></layout></bibliography></style>`
+
+// A note style's citations are footnotes: a mark in the text (a
+// Markdown footnote reference, a superscript number, a linked
+// superscript), the notes before the bibliography and in Result.Notes;
+// a citation in a footnote of the document's own is that note's text.
+func TestResolveNoteStyle(t *testing.T) {
+	st := testStore()
+	notes := cite.Style(filepath.Join(t.TempDir(), "notes.csl"))
+	require.NoError(t, os.WriteFile(string(notes), []byte(noteStyle), 0o644))
+	doc := "Fusion [[cite:smith2020]]. Again [[cite:smith2020]]; both [[cite:doe2022]][[cite:smith2020]].\n\nOwn.[^a]\n\n[^a]: As in [[cite:doe2022]]\n"
+
+	md, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Style: notes})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Smith, *Fusion of rankings*.", "Ibid.", "Doe, *Retrieval*; Smith, *Fusion of rankings*."}, md.Notes)
+	assert.True(t, strings.HasPrefix(md.Text, "Fusion<!--cite: smith2020-->[^cite-1]<!--/cite-->. Again<!--cite: smith2020-->[^cite-2]<!--/cite-->; both<!--cite: doe2022,smith2020-->[^cite-3]<!--/cite-->.\n\nOwn.[^a]\n\n[^a]: As in <!--cite:doe2022-->Doe, *Retrieval*.<!--/cite-->\n"), md.Text)
+	assert.Contains(t, md.Text, "<!-- citefind:bibliography -->\n[^cite-1]: Smith, *Fusion of rankings*.\n\n[^cite-2]: Ibid.\n\n[^cite-3]: Doe, *Retrieval*; Smith, *Fusion of rankings*.\n\n## Bibliography\n\nSmith, Anna. Fusion of rankings.\n\nDoe, Jane. Retrieval.\n")
+	again, err := cite.Resolve(t.Context(), md.Text, st, cite.Options{Engine: engine, Style: notes})
+	require.NoError(t, err)
+	assert.Equal(t, md.Text, again.Text, "idempotent")
+	ieee, err := cite.Resolve(t.Context(), md.Text, st, cite.Options{Engine: engine, Style: cite.IEEE})
+	require.NoError(t, err)
+	fresh, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Style: cite.IEEE})
+	require.NoError(t, err)
+	assert.Equal(t, fresh.Text, ieee.Text, "another style: the spaces back, no notes")
+	assert.Empty(t, ieee.Notes)
+
+	text, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Style: notes, Format: cite.Text})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(text.Text, "Fusion¹. Again²; both³.\n\nOwn.[^a]\n\n[^a]: As in Doe, Retrieval.\n\nNotes\n\n1. Smith, Fusion of rankings.\n\n2. Ibid.\n\n3. Doe, Retrieval; Smith, Fusion of rankings.\n\nBibliography\n\n"), text.Text)
+
+	h, err := cite.Resolve(t.Context(), "Fusion [[cite:smith2020]].", st, cite.Options{Engine: engine, Style: notes, Format: cite.HTML})
+	require.NoError(t, err)
+	assert.Contains(t, h.Text, `Fusion<!--cite: smith2020--><sup><a href="#cite-fn-1" id="cite-fnref-1" role="doc-noteref">1</a></sup><!--/cite-->.`)
+	assert.Contains(t, h.Text, `<li id="cite-fn-1">Smith, <i>Fusion of rankings</i>. <a href="#cite-fnref-1" role="doc-backlink">↩︎</a></li>`)
+}

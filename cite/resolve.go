@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -86,6 +87,11 @@ type Result struct {
 	Unknown      []UnknownID // with Lenient: the IDs left unresolved
 	// Cited are the cited paper IDs in order of first citation.
 	Cited []string
+	// Notes are a note style's footnotes, in Format, in order: the
+	// citation k is the mark of note k in Text ("[^cite-k]" in
+	// Markdown, a superscript k in text and HTML), and the notes stand
+	// before the bibliography.
+	Notes []string
 }
 
 type edit struct {
@@ -265,6 +271,13 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 		marker  string
 		cluster int
 	}
+	// A note style's citations are footnotes, numbered in order (a
+	// secondary source's citation is in its primary's note), except a
+	// citation written in a footnote of the document's own, which is
+	// that note's text.
+	isNote := st.Class == "note"
+	noteOf := make([]int, len(d.Citations)) // footnote number, or 0
+	notes := 0
 	clusterOf := make([]int, len(d.Citations))
 	var secs [][]secRef // per engine citation
 	for ci, c := range d.Citations {
@@ -298,10 +311,19 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 			}
 			items = append(items, item)
 		}
+		noteIndex := 0
+		if isNote {
+			notes++
+			noteIndex = notes
+			if !inFootnote(doc, c.Start) {
+				noteOf[ci] = notes
+			}
+		}
 		clusterOf[ci] = len(cdoc.Citations)
-		cdoc.Citations = append(cdoc.Citations, csl.Citation{ID: fmt.Sprintf("c%d", len(cdoc.Citations)), Items: items})
+		cdoc.Citations = append(cdoc.Citations, csl.Citation{ID: fmt.Sprintf("c%d", len(cdoc.Citations)), Items: items, NoteIndex: noteIndex})
 		secs = append(secs, refs)
 		for _, sc := range secClusters {
+			sc.NoteIndex = noteIndex
 			sc.ID = fmt.Sprintf("c%d", len(cdoc.Citations))
 			cdoc.Citations = append(cdoc.Citations, sc)
 			secs = append(secs, nil)
@@ -356,6 +378,11 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 		}
 		fr := rendered[clusterOf[ci]]
 		text := opts.Format.renderCitation(fr)
+		isMark := fr.Superscript()
+		if n := noteOf[ci]; n > 0 {
+			res.Notes = append(res.Notes, opts.Format.render(fr))
+			text, isMark = opts.Format.noteMark(len(res.Notes)), true
+		}
 		// A superscript citation follows its word without a space
 		// ("work¹", as pandoc writes it): the spaces before it are taken,
 		// and its anchor remembers that with a space before its list,
@@ -369,7 +396,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 		took := c.Kind == KindAnchor && strings.HasPrefix(c.Raw[len(anchorOpen):], " ")
 		before := ""
 		switch {
-		case fr.Superscript():
+		case isMark:
 			if sp < c.Start {
 				start, took = sp, true
 			}
@@ -391,6 +418,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	for _, r := range d.drop {
 		edits = append(edits, edit{r[0], r[1], ""})
 	}
+	bib.notes = res.Notes
 	block := bib.block(opts.Format)
 	if d.bibStart >= 0 {
 		edits = append(edits, edit{d.bibStart, d.bibEnd, block})
@@ -401,6 +429,17 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	}
 	res.Text = text
 	return res, nil
+}
+
+// footnoteDefRe is the start of a Markdown footnote's text ("[^1]: ").
+var footnoteDefRe = regexp.MustCompile(`^ {0,3}\[\^[^\]\s]+\]:`)
+
+// inFootnote reports whether the line of doc[off] starts a footnote of
+// the document's own ("[^1]: See [[cite:a]]."): a note style's citation
+// there is the note's text, not a note of its own, as in pandoc.
+func inFootnote(doc string, off int) bool {
+	start := strings.LastIndexByte(doc[:off], '\n') + 1
+	return footnoteDefRe.MatchString(doc[start:off])
 }
 
 // spacesBefore returns where the spaces and tabs right before doc[end:]
@@ -518,19 +557,37 @@ func (b *Bibliography) block(f Format) string {
 	var s strings.Builder
 	switch f {
 	case Text:
+		if len(b.notes) > 0 {
+			s.WriteString("Notes\n\n")
+			for i, n := range b.notes {
+				fmt.Fprintf(&s, "%d. %s\n\n", i+1, n)
+			}
+		}
 		s.WriteString(b.Heading() + "\n\n")
 		for _, e := range b.Entries {
 			s.WriteString(e + "\n\n")
 		}
 		return strings.TrimRight(s.String(), "\n")
 	case HTML:
-		s.WriteString(bibStart + "\n<h2>" + html.EscapeString(b.Heading()) + "</h2>\n<div class=\"csl-bib-body\">\n")
+		s.WriteString(bibStart + "\n")
+		if len(b.notes) > 0 {
+			s.WriteString("<section class=\"footnotes\" role=\"doc-endnotes\">\n<ol>\n")
+			for i, n := range b.notes {
+				fmt.Fprintf(&s, "<li id=\"cite-fn-%d\">%s <a href=\"#cite-fnref-%d\" role=\"doc-backlink\">↩︎</a></li>\n", i+1, n, i+1)
+			}
+			s.WriteString("</ol>\n</section>\n")
+		}
+		s.WriteString("<h2>" + html.EscapeString(b.Heading()) + "</h2>\n<div class=\"csl-bib-body\">\n")
 		for _, e := range b.Entries {
 			s.WriteString(`<div class="csl-entry">` + e + "</div>\n")
 		}
 		s.WriteString("</div>\n")
 	default:
-		s.WriteString(bibStart + "\n## " + b.Heading() + "\n\n")
+		s.WriteString(bibStart + "\n")
+		for i, n := range b.notes {
+			fmt.Fprintf(&s, "[^cite-%d]: %s\n\n", i+1, n)
+		}
+		s.WriteString("## " + b.Heading() + "\n\n")
 		for _, e := range b.Entries {
 			s.WriteString(e + "\n\n")
 		}

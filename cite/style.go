@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/citefind/citefind/cite/csl"
@@ -100,6 +101,19 @@ func (f Format) renderCitation(fr csl.Fragment) string {
 		return fr.InlineText()
 	}
 	return f.render(fr)
+}
+
+// noteMark is the mark of footnote n in running text: "[^cite-n]" in
+// Markdown (a footnote reference, its text in the bibliography block),
+// a linked superscript in HTML, a superscript number in text.
+func (f Format) noteMark(n int) string {
+	switch f {
+	case Text:
+		return csl.InlineSuperscript(strconv.Itoa(n))
+	case HTML:
+		return fmt.Sprintf(`<sup><a href="#cite-fn-%d" id="cite-fnref-%d" role="doc-noteref">%d</a></sup>`, n, n, n)
+	}
+	return fmt.Sprintf("[^cite-%d]", n)
 }
 
 // render turns a fragment (a bibliography entry) into the format; in
@@ -216,6 +230,9 @@ type Bibliography struct {
 	// ids are the cited paper IDs in order of first citation: the number
 	// map of Markdown output.
 	ids []string
+	// notes are a note style's footnotes (Result.Notes), written before
+	// the entries.
+	notes []string
 }
 
 // Heading is the style's title for the reference list.

@@ -162,6 +162,9 @@ type CiteResponse struct {
 	Warnings     []CiteWarning `json:"warnings"`
 	Cited        []string      `json:"cited"`             // paper IDs in order of first citation
 	Unknown      []UnknownID   `json:"unknown,omitempty"` // with lenient: IDs left unresolved
+	// Notes are a note style's footnotes in order, as text also holds
+	// them (before the bibliography); their marks are in text.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Cite validates req and resolves its draft against the papers of lk
@@ -227,7 +230,7 @@ func Cite(ctx context.Context, lk cite.Lookup, styles *csl.Engine, req CiteReque
 		}
 		return nil, fmt.Errorf("resolve citations: %w", err)
 	}
-	out := &CiteResponse{Text: res.Text, Warnings: []CiteWarning{}, Cited: res.Cited, Unknown: unknownIDs(res.Unknown)}
+	out := &CiteResponse{Text: res.Text, Warnings: []CiteWarning{}, Cited: res.Cited, Unknown: unknownIDs(res.Unknown), Notes: res.Notes}
 	if out.Cited == nil {
 		out.Cited = []string{}
 	}
