@@ -406,6 +406,21 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 			}
 			took = false
 		}
+		// A footnote mark follows the punctuation after it ("work.¹", as
+		// the Chicago Manual and pandoc put it): the punctuation goes
+		// into the anchor, before the mark, and comes back out after
+		// the citation in a style without notes.
+		end, after := c.End, ""
+		moved := movedPunct(c)
+		switch {
+		case noteOf[ci] > 0 && moved != "":
+			text = moved + text
+		case noteOf[ci] > 0 && c.End < len(doc) && strings.IndexByte(notePunct, doc[c.End]) >= 0:
+			text = doc[c.End:c.End+1] + text
+			end++
+		default:
+			after = moved
+		}
 		if anchored {
 			list := serializeItems(c.Items)
 			if took {
@@ -413,7 +428,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 			}
 			text = anchorOpen + list + "-->" + text + anchorClose
 		}
-		edits = append(edits, edit{start, c.End, before + text})
+		edits = append(edits, edit{start, end, before + text + after})
 	}
 	for _, r := range d.drop {
 		edits = append(edits, edit{r[0], r[1], ""})
@@ -429,6 +444,23 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	}
 	res.Text = text
 	return res, nil
+}
+
+// notePunct is the punctuation a footnote mark is put after.
+const notePunct = ".,;:!?"
+
+// movedPunct is the punctuation an earlier run moved into anchor c
+// before its footnote mark ("<!--cite: a-->.[^cite-1]<!--/cite-->"), or
+// "": the rendered part of an anchor starts with punctuation only then.
+func movedPunct(c Citation) string {
+	if c.Kind != KindAnchor {
+		return ""
+	}
+	i := strings.Index(c.Raw, "-->")
+	if i < 0 || i+3 >= len(c.Raw) || strings.IndexByte(notePunct, c.Raw[i+3]) < 0 {
+		return ""
+	}
+	return c.Raw[i+3 : i+4]
 }
 
 // footnoteDefRe is the start of a Markdown footnote's text ("[^1]: ").
@@ -611,8 +643,9 @@ func Normalize(draft string) (string, error) {
 	var edits []edit
 	for _, c := range d.Citations {
 		if c.Kind != KindPlaceholder {
-			text := "[[cite:" + serializeItems(c.Items) + "]]"
-			// The space a superscript citation took (Resolve) comes back.
+			// The space a superscript citation took (Resolve) comes back,
+			// and the punctuation a footnote mark was put after.
+			text := "[[cite:" + serializeItems(c.Items) + "]]" + movedPunct(c)
 			if c.Kind == KindAnchor && strings.HasPrefix(c.Raw[len(anchorOpen):], " ") && c.Start > 0 && !isSpace(draft[c.Start-1]) {
 				text = " " + text
 			}
