@@ -450,17 +450,20 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 const notePunct = ".,;:!?"
 
 // movedPunct is the punctuation an earlier run moved into anchor c
-// before its footnote mark ("<!--cite: a-->.[^cite-1]<!--/cite-->"), or
-// "": the rendered part of an anchor starts with punctuation only then.
+// before its footnote mark ("<!--cite: a-->.[^cite-1]<!--/cite-->", in
+// HTML `.<sup><a href="#cite-fn-1"…`), or "".
 func movedPunct(c Citation) string {
 	if c.Kind != KindAnchor {
 		return ""
 	}
-	i := strings.Index(c.Raw, "-->")
-	if i < 0 || i+3 >= len(c.Raw) || strings.IndexByte(notePunct, c.Raw[i+3]) < 0 {
+	i := strings.Index(c.Raw, "-->") + 3
+	if i < 3 || i+1 >= len(c.Raw) || strings.IndexByte(notePunct, c.Raw[i]) < 0 {
 		return ""
 	}
-	return c.Raw[i+3 : i+4]
+	if rest := c.Raw[i+1:]; !strings.HasPrefix(rest, "[^cite-") && !strings.HasPrefix(rest, `<sup><a href="#cite-fn-`) {
+		return ""
+	}
+	return c.Raw[i : i+1]
 }
 
 // footnoteDefRe is the start of a Markdown footnote's text ("[^1]: ").
