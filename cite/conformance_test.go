@@ -671,6 +671,7 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 	"given-names-expanded":         givenExpandedAsPandoc,
 	"is-numeric-page-letters":      inPressAsYear,
 	"title-case-markup-in-word":    markupInWordAsPandoc,
+	"title-case-symbol-word":       symbolWordAsPandoc,
 	"title-case-after-apostrophe":  apostropheCapAsCitefind,
 	"given-name-nickname":          nicknameAsCitefind,
 	"lowercase-given-initials":     lowercaseInitialsAsPandoc,
@@ -941,6 +942,24 @@ func markupInWordAsPandoc(style, p, c string) (string, string) {
 	})
 }
 
+// symbolWordAsPandoc writes in citefind's rendering c each word of a
+// formula that starts with a capital ("X^2", "M^2=", "E=mc^2":
+// citeproc-js's title case of "x^2") with that letter small, where
+// pandoc's p has the word so (pandoc leaves a word with such a symbol as
+// it is); in a style that title-cases.
+func symbolWordAsPandoc(style, p, c string) (string, string) {
+	if !styleUses(style, `text-case="title"`) {
+		return p, c
+	}
+	return p, replaceAt(symbolWordRe, c, func(m []int) string {
+		w := strings.ToLower(c[m[2]:m[3]]) + c[m[4]:m[5]]
+		if wordAt(c, m[0], m[1]) && hasWord(p, w) {
+			return w
+		}
+		return c[m[0]:m[1]]
+	})
+}
+
 // wordAt reports whether s[i:j] is a whole word: no letter or digit just
 // before or after it (Unicode letters, unlike regexp's \b).
 func wordAt(s string, i, j int) bool {
@@ -1191,8 +1210,17 @@ var (
 	// periodInDataQuoteRe: a period after the closing quote of a
 	// quotation within a title, before the title goes on ("eruditio’. La").
 	periodInDataQuoteRe = regexp.MustCompile(`([”’])\. (\p{Lu})`)
-	// mlaInitialsHyphenRe: hyphenated initials in MLA ("J.-B. E. M.").
-	mlaInitialsHyphenRe = regexp.MustCompile(`\b(\p{Lu})\.-(\p{Lu})\.`)
+	// mlaInitialsHyphenRe: hyphenated initials in MLA ("J.-B. E. M.",
+	// and without periods "J-D", held-out TeX Live: citeproc-js "J. D."),
+	// with the period and the space after them.
+	mlaInitialsHyphenRe = regexp.MustCompile(`\b(\p{Lu})\.?-(\p{Lu})\b(\.?)( ?)`)
+	// literalPunctRe: a style that writes a period or comma as literal
+	// text; punctInQuoteRe: a period or comma inside a closing quote.
+	literalPunctRe = regexp.MustCompile(`<text value="[.,]"/>`)
+	punctInQuoteRe = regexp.MustCompile(`([.,])([”’])`)
+	// symbolWordRe: a word that starts with a capital and holds a
+	// symbol of a formula ("X^2", "Y+", "M^2=", "E=mc^2").
+	symbolWordRe = regexp.MustCompile(`(\p{Lu})([\pL\pN]*[\^+=][^\s,;:”’)]*)`)
 	// volumesLabelRe: harvard-cite-them-right's number of volumes with the
 	// label of the empty volume variable ("(2 vol)").
 	volumesLabelRe = regexp.MustCompile(`\((\d+) vol\)`)
@@ -1350,6 +1378,10 @@ var knownDiffs = []knownDiff{
 	// "”.", given-names-expanded's names before ", and").
 	{"punctuation-in-quote-in-data", func(_, s string) string { return periodInDataQuoteRe.ReplaceAllString(s, ".$1 $2") }},
 	{"comma-in-quote-at-data-end", func(_, s string) string { return commaInDataQuoteRe.ReplaceAllString(s, "$1”,$2") }},
+	// A period or comma the style writes as literal text after a quoted
+	// title (ieee's `<text value="."/>` after an article's group):
+	// pandoc moves it into the closing quote, citeproc-js does not.
+	{"punctuation-in-quote-literal", onlyIn(literalPunctRe, func(s string) string { return punctInQuoteRe.ReplaceAllString(s, "$2$1") })},
 	{"delimiter-before-literal-name", func(style, s string) string {
 		if style == "harvard-cite-them-right" || style == "nature" {
 			// delimiter-precedes-last="never": only literal names get the comma.
@@ -1466,6 +1498,7 @@ var knownDiffs = []knownDiff{
 	}},
 	{"given-name-hyphen-period", nil},
 	{"title-case-markup-in-word", nil},
+	{"title-case-symbol-word", nil},
 	{"given-name-nickname", nil},
 	{"lowercase-given-initials", nil},
 	{"title-case-inner-punctuation", func(_, s string) string {
@@ -1535,7 +1568,7 @@ var knownDiffs = []knownDiff{
 		if style != "modern-language-association" {
 			return s
 		}
-		return mlaInitialsHyphenRe.ReplaceAllString(s, "$1. $2.")
+		return mlaInitialsHyphenRe.ReplaceAllString(s, "$1. $2.$4")
 	}},
 	{"label-of-empty-variable", func(style, s string) string {
 		if styleMatches(style, pageLabelRe) {
