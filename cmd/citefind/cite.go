@@ -32,7 +32,11 @@ const citeUsage = `Usage: citefind cite [--db DIR] [--style NAME|FILE.csl] [--fo
 Replaces the placeholders [[cite:ID]], ⟦cite:ID⟧, [[cite:ID1,ID2]],
 [[cite:PRIMARY|SECONDARY]] and [[cite:ID "quoted words"]] of a draft with
 in-text citations and appends (or updates) the bibliography, then prints the
-document. IDs are paper IDs or aliases (BibTeX keys) of the store. Markdown
+document. IDs are paper IDs or aliases (BibTeX keys) of the store.
+Placeholders next to each other ([[cite:A]][[cite:B]]) are one citation. A
+superscript citation follows its word (work¹), and a note style's citations
+are footnotes (Markdown [^cite-1], with the notes before the bibliography),
+placed after the punctuation that follows them (work.¹). Markdown
 output can be resolved again after editing: numbering is redone for the
 whole document. Several FILEs are drafts with their own [n] numbering and
 "[n]: cite:ID" maps, merged into one document.
