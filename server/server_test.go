@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -257,6 +258,22 @@ func TestCitePaperAndHealth(t *testing.T) {
 			assert.Contains(t, strings.Join(res.Bibliography.Entries, "\n"), tc.wantEntry)
 		})
 	}
+
+	// A note style: footnote marks in the text, the notes in "notes".
+	t.Run("notes", func(t *testing.T) {
+		if _, err := csl.DefaultResolver(os.Getenv).Style("chicago-note-bibliography"); err != nil {
+			t.Skipf("Debian's CSL styles are not installed (scripts/install-test-deps.sh): %v", err)
+		}
+		body, err := json.Marshal(server.CiteRequest{Draft: draft, Style: "chicago-note-bibliography", Format: "text"})
+		require.NoError(t, err)
+		r := do(t, ts, "POST", "/v1/cite", string(body))
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		var res server.CiteResponse
+		require.NoError(t, json.Unmarshal(r.body, &res))
+		assert.True(t, strings.HasPrefix(res.Text, "Fusion¹ and dense retrieval;² both.³\n\nNotes\n\n1. Cormack, Clarke, and Büttcher,"), res.Text)
+		require.Len(t, res.Notes, 3)
+		assert.True(t, strings.HasPrefix(res.Notes[0], "Cormack, Clarke, and Büttcher, “Reciprocal Rank Fusion"), res.Notes[0])
+	})
 
 	// Lenient: unknown IDs stay, listed.
 	r = do(t, ts, "POST", "/v1/cite", `{"draft": "x [[cite:nope]]", "lenient": true, "format": "text"}`)
