@@ -1101,8 +1101,10 @@ var (
 	// citeproc-js's spacing ("m. c."), after a space, comma or start.
 	lowerInitialsRe = regexp.MustCompile(`(^|[ ,])((?:\p{Ll}\. )+\p{Ll}\.)`)
 	// innerCapRe: a capital after a period, parenthesis or bracket inside
-	// a word ("Timesheets.Js", "E.Piphany", "(in)Visible", "c[h]Ord").
-	innerCapRe = regexp.MustCompile(`(\pL[.)\]])(\p{Lu})(\p{Ll})`)
+	// a word ("Timesheets.Js", "E.Piphany", "(in)Visible", "c[h]Ord"),
+	// also after an opening parenthesis there ("Session)(Abstract",
+	// "Things.(Abstract)").
+	innerCapRe = regexp.MustCompile(`(\pL[.)\]]\(?)(\p{Lu})(\p{Ll})`)
 	// nonNumericRangeRe: a page "range" whose end is not a number ("2-es",
 	// before a word without a space: "2–esAvailable"; citeproc-js's
 	// expanded form with a space: "2- es").

@@ -77,6 +77,9 @@ func TestKnownDiffs(t *testing.T) {
 		// inside a word after a digit or symbol (spire-2007.bib).
 		{"title-case-markup-in-word", "modern-language-association", "Amir, Amihood, et al. “Efficient Computations of l1and l∞rearrangement Distances.” Proceedings of SPIRE, 2007, pp. 39–49.", "Amir, Amihood, et al. “Efficient Computations of l1and l∞Rearrangement Distances.” Proceedings of SPIRE, 2007, pp. 39–49."},
 		{"title-case-markup-in-word", "chicago-author-date", "Lee, Kim. 2010. “The x2test and Co2emissions of knots.” Journal.", "Lee, Kim. 2010. “The x2Test and Co2Emissions of knOts.” Journal."},
+		// Held-out ACM-CR records (CITEFIND_CONFORMANCE_OFFSET=118).
+		{"title-case-inner-punctuation", "modern-language-association", "Jarke, Matthais, and John Mylopoulos. “Cooperative Information Systems (Tutorial Session)(abstract Only): A Research Agenda.” Proceedings of CSCW, 1996, p. 5.", "Jarke, Matthais, and John Mylopoulos. “Cooperative Information Systems (Tutorial Session)(Abstract Only): A Research Agenda.” Proceedings of CSCW, 1996, p. 5."},
+		{"title-case-inner-punctuation", "chicago-author-date", "“Third Things.(abstract) and x)(y.” 1998. In Proc.", "“Third Things.(Abstract) and x)(y.” 1998. In Proc."},
 		// Held-out TeX Live records (texlive-bibtex-extra's other files,
 		// sampled again 2026-11-29).
 		{"punctuation-in-quote-literal", "ieee", "[88] Jones, David M., “User’s guide to the amsrefs package.”", "[88] Jones, David M., “User’s guide to the amsrefs package”."},
