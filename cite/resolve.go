@@ -469,12 +469,31 @@ func movedPunct(c Citation) string {
 // footnoteDefRe is the start of a Markdown footnote's text ("[^1]: ").
 var footnoteDefRe = regexp.MustCompile(`^ {0,3}\[\^[^\]\s]+\]:`)
 
-// inFootnote reports whether the line of doc[off] starts a footnote of
-// the document's own ("[^1]: See [[cite:a]]."): a note style's citation
-// there is the note's text, not a note of its own, as in pandoc.
+// inFootnote reports whether doc[off] is in a footnote of the
+// document's own: on the line that opens it ("[^1]: See [[cite:a]].") or
+// on an indented line of it after that (blank lines between allowed). A
+// note style's citation there is the note's text, not a note of its own,
+// as in pandoc.
 func inFootnote(doc string, off int) bool {
 	start := strings.LastIndexByte(doc[:off], '\n') + 1
-	return footnoteDefRe.MatchString(doc[start:off])
+	for {
+		line := doc[start:off]
+		if footnoteDefRe.MatchString(line) {
+			return true
+		}
+		if !strings.HasPrefix(line, "    ") && !strings.HasPrefix(line, "\t") && strings.TrimSpace(line) != "" {
+			return false
+		}
+		if start == 0 {
+			return false
+		}
+		// The line before.
+		off = start - 1
+		start = strings.LastIndexByte(doc[:off], '\n') + 1
+		if off > start && doc[off-1] == '\r' {
+			off--
+		}
+	}
 }
 
 // spacesBefore returns where the spaces and tabs right before doc[end:]
