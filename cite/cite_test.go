@@ -518,9 +518,9 @@ func TestResolveNoteStyle(t *testing.T) {
 	doc := "Fusion [[cite:smith2020]]. Again [[cite:smith2020]]; both [[cite:doe2022]][[cite:smith2020]].\n\nOwn.[^a]\n\n[^a]: As in [[cite:doe2022]]\n"
 	// A citation on an indented line of the document's own footnote is
 	// the note's text too; after the footnote, a note again.
-	own, err := cite.Resolve(t.Context(), "Own.[^b]\n\n[^b]: First.\n\n    More in [[cite:doe2022]]\n\nText [[cite:lee2019]]\n", st, cite.Options{Engine: engine, Style: notes, Format: cite.Text})
+	own, err := cite.Resolve(t.Context(), "Own.[^b]\n\n[^b]: First.\n\n    More in [[cite:doe2022]]\n\n[[cite:lee2019]] opens a paragraph.\n", st, cite.Options{Engine: engine, Style: notes, Format: cite.Text})
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(own.Text, "Own.[^b]\n\n[^b]: First.\n\n    More in Doe, Retrieval.\n\nText¹\n\nNotes\n\n1. Lee, Park, Cho, Dense things."), own.Text)
+	assert.True(t, strings.HasPrefix(own.Text, "Own.[^b]\n\n[^b]: First.\n\n    More in Doe, Retrieval.\n\n¹ opens a paragraph.\n\nNotes\n\n1. Lee, Park, Cho, Dense things."), own.Text)
 
 	md, err := cite.Resolve(t.Context(), doc, st, cite.Options{Engine: engine, Style: notes})
 	require.NoError(t, err)

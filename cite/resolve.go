@@ -278,6 +278,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	isNote := st.Class == "note"
 	noteOf := make([]int, len(d.Citations)) // footnote number, or 0
 	notes := 0
+	footMemo := map[int]bool{}
 	clusterOf := make([]int, len(d.Citations))
 	var secs [][]secRef // per engine citation
 	for ci, c := range d.Citations {
@@ -315,7 +316,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 		if isNote {
 			notes++
 			noteIndex = notes
-			if !inFootnote(doc, c.Start) {
+			if !inFootnote(doc, c.Start, footMemo) {
 				noteOf[ci] = notes
 			}
 		}
@@ -473,26 +474,40 @@ var footnoteDefRe = regexp.MustCompile(`^ {0,3}\[\^[^\]\s]+\]:`)
 // document's own: on the line that opens it ("[^1]: See [[cite:a]].") or
 // on an indented line of it after that (blank lines between allowed). A
 // note style's citation there is the note's text, not a note of its own,
-// as in pandoc.
-func inFootnote(doc string, off int) bool {
+// as in pandoc. memo holds the answers found for line starts, so that a
+// document's lines are read once however many citations it has.
+func inFootnote(doc string, off int, memo map[int]bool) bool {
 	start := strings.LastIndexByte(doc[:off], '\n') + 1
+	if nl := strings.IndexByte(doc[off:], '\n'); nl >= 0 {
+		off += nl // the whole line: a citation that opens it is on no blank line
+	} else {
+		off = len(doc)
+	}
+	var seen []int
+	answer := func(v bool) bool {
+		for _, l := range seen {
+			memo[l] = v
+		}
+		return v
+	}
 	for {
+		if v, ok := memo[start]; ok {
+			return answer(v)
+		}
+		seen = append(seen, start)
 		line := doc[start:off]
 		if footnoteDefRe.MatchString(line) {
-			return true
+			return answer(true)
 		}
 		if !strings.HasPrefix(line, "    ") && !strings.HasPrefix(line, "\t") && strings.TrimSpace(line) != "" {
-			return false
+			return answer(false)
 		}
 		if start == 0 {
-			return false
+			return answer(false)
 		}
-		// The line before.
+		// The line before, whole.
 		off = start - 1
 		start = strings.LastIndexByte(doc[:off], '\n') + 1
-		if off > start && doc[off-1] == '\r' {
-			off--
-		}
 	}
 }
 
