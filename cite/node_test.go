@@ -14,7 +14,9 @@ import (
 // nodeRunner renders documents with citeproc-js — the same
 // citeproc_commonjs.js citefind embeds, unpatched — on Node.js (V8 and
 // ICU, as Zotero runs it on Firefox's SpiderMonkey and ICU), making the
-// calls csl.Engine.Render makes on a new processor: updateItems with
+// calls csl.Engine.Render makes on a new processor (with its one change
+// of citeproc-js's state after building the style, the date queue's):
+// updateItems with
 // every item, then each citation with makeCitationCluster (or the whole
 // sequence with rebuildProcessorState for a style whose citations depend
 // on their position, with the uncited items as uncited), then
@@ -41,6 +43,12 @@ for (const job of input.jobs) {
       },
     };
     const engine = new CSL.Engine(sys, fs.readFileSync(job.style, "utf8"));
+    // As citefind's processor does (cite/csl/processor.go): the date
+    // queue as the first date range leaves it.
+    if (engine.tmp.date_token) {
+      engine.dateput.string(engine, engine.dateput.queue);
+      engine.dateput.openLevel(engine.tmp.date_token);
+    }
     engine.updateItems(job.ids);
     let cites;
     if (job.positional) {

@@ -606,6 +606,31 @@ func TestFragmentInlineText(t *testing.T) {
 	assert.False(t, csl.Fragment(``).Superscript())
 }
 
+// A new processor renders a date range as a used one does: citeproc-js
+// alone puts the first range's end into the level its build left open for
+// the style's last cs:date, whose prefix then shows ("1988–Accessed:
+// 2009", held-out TeX Live records in acm-sig-proceedings).
+func TestEngineFirstDateRange(t *testing.T) {
+	dir := t.TempDir()
+	style := `<style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0"><info><title>R</title><id>ranges</id></info>
+  <citation><layout><text variable="title"/></layout></citation>
+  <bibliography><layout><group delimiter=". "><text variable="title"/><date variable="issued"><date-part name="year"/></date>
+    <choose><if type="webpage"><date variable="accessed" prefix="Accessed: "><date-part name="year"/></date></if></choose></group></layout></bibliography></style>`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ranges.csl"), []byte(style), 0o644))
+	doc := csl.Document{Items: []csl.Item{item("b", `{"id": "b", "type": "book", "title": "Baetica", "issued": {"date-parts": [[1988], [2009]]}}`)}}
+	for _, processors := range []int{1, 2} {
+		e := csl.New(csl.Options{Resolver: &csl.Resolver{StyleDirs: []string{dir}}, Processors: processors})
+		st, err := e.Style("ranges")
+		require.NoError(t, err)
+		for i := range 2 {
+			out, err := e.Render(t.Context(), st, doc)
+			require.NoError(t, err)
+			require.Len(t, out.Entries, 1)
+			assert.Equal(t, "Baetica. 1988–2009", out.Entries[0].Text.Text(), "processors %d, render %d", processors, i+1)
+		}
+	}
+}
+
 func TestEngineAnswersNoteStyles(t *testing.T) {
 	// A note style's citations depend on their position: ibid and
 	// subsequent forms come from the whole sequence.

@@ -28,6 +28,17 @@ const glue = `(function (CSL, styleXML, lang, forceLang, retrieveLocale) {
     retrieveLocale: retrieveLocale
   };
   var engine = new CSL.Engine(sys, styleXML, lang, forceLang);
+  // Building the style leaves citeproc-js's queue of date output with a
+  // level opened for the style's last cs:date, affixes and all. The
+  // first date range a processor renders puts its end in that level
+  // (acm-sig-proceedings "1988–Accessed: 2009": its accessed date's
+  // prefix), then opens a clean level, where every later range goes
+  // ("1988–2009", as pandoc prints it). Leave the queue as that first
+  // range leaves it, so that a new processor renders as a used one does.
+  if (engine.tmp.date_token) {
+    engine.dateput.string(engine, engine.dateput.queue);
+    engine.dateput.openLevel(engine.tmp.date_token);
+  }
   return {
     CSL: CSL,
     engine: engine,
