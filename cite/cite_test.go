@@ -451,6 +451,11 @@ func TestResolveAdjacentCitations(t *testing.T) {
 	old, err := cite.Resolve(t.Context(), "a <!--cite:smith2020-->[1]<!--/cite--><!--cite:doe2022-->[2]<!--/cite-->.\n", st, cite.Options{Engine: engine, Style: cite.IEEE})
 	require.NoError(t, err)
 	assert.Contains(t, old.Text, "a <!--cite:smith2020,doe2022-->[1], [2]<!--/cite-->.")
+	// A placeholder whose list has a space, joined to an anchor: no space
+	// taken or given.
+	mixed, err := cite.Resolve(t.Context(), "a([[cite:   smith2020, doe2022]]<!--cite:lee2019-->[9]<!--/cite-->)\n", st, cite.Options{Engine: engine, Style: cite.IEEE})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(mixed.Text, "a(<!--cite:smith2020,doe2022,lee2019-->[1]–[3]<!--/cite-->)\n"), mixed.Text)
 	// An unknown ID keeps the whole joined citation in place (--lenient),
 	// as it keeps a placeholder of several IDs.
 	len1, err := cite.Resolve(t.Context(), "a [[cite:smith2020]][[cite:nope]].\n", st, cite.Options{Engine: engine, Style: cite.IEEE, Lenient: true})

@@ -394,7 +394,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 			prevEnd = d.Citations[ci-1].End
 		}
 		sp := spacesBefore(doc, c.Start, prevEnd)
-		took := c.Kind == KindAnchor && strings.HasPrefix(c.Raw[len(anchorOpen):], " ")
+		took := strings.HasPrefix(c.Raw, anchorOpen+" ")
 		before := ""
 		switch {
 		case isMark:
@@ -454,7 +454,7 @@ const notePunct = ".,;:!?"
 // before its footnote mark ("<!--cite: a-->.[^cite-1]<!--/cite-->", in
 // HTML `.<sup><a href="#cite-fn-1"…`), or "".
 func movedPunct(c Citation) string {
-	if c.Kind != KindAnchor {
+	if !strings.HasPrefix(c.Raw, anchorOpen) {
 		return ""
 	}
 	i := strings.Index(c.Raw, "-->") + 3
@@ -683,7 +683,7 @@ func Normalize(draft string) (string, error) {
 			// The space a superscript citation took (Resolve) comes back,
 			// and the punctuation a footnote mark was put after.
 			text := "[[cite:" + serializeItems(c.Items) + "]]" + movedPunct(c)
-			if c.Kind == KindAnchor && strings.HasPrefix(c.Raw[len(anchorOpen):], " ") && c.Start > 0 && !isSpace(draft[c.Start-1]) {
+			if strings.HasPrefix(c.Raw, anchorOpen+" ") && c.Start > 0 && !isSpace(draft[c.Start-1]) {
 				text = " " + text
 			}
 			edits = append(edits, edit{c.Start, c.End, text})
