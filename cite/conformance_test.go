@@ -1103,8 +1103,8 @@ var (
 	// innerCapRe: a capital after a period, parenthesis or bracket inside
 	// a word ("Timesheets.Js", "E.Piphany", "(in)Visible", "c[h]Ord"),
 	// also after an opening parenthesis there ("Session)(Abstract",
-	// "Things.(Abstract)").
-	innerCapRe = regexp.MustCompile(`(\pL[.)\]]\(?)(\p{Lu})(\p{Ll})`)
+	// "Things.(Abstract)", "o(Log n)").
+	innerCapRe = regexp.MustCompile(`(\pL(?:[.)\]]\(?|\())(\p{Lu})(\p{Ll})`)
 	// nonNumericRangeRe: a page "range" whose end is not a number ("2-es",
 	// before a word without a space: "2–esAvailable"; citeproc-js's
 	// expanded form with a space: "2- es").
@@ -1216,6 +1216,9 @@ var (
 	// and without periods "J-D", held-out TeX Live: citeproc-js "J. D."),
 	// with the period and the space after them.
 	mlaInitialsHyphenRe = regexp.MustCompile(`\b(\p{Lu})\.?-(\p{Lu})\b(\.?)( ?)`)
+	// mlaInitialNameRe: an initial with a period before a hyphen and a
+	// given name ("I.-Bin", ACM-CR from 212).
+	mlaInitialNameRe = regexp.MustCompile(`\b(\p{Lu})\.-(\p{Lu}\p{Ll})`)
 	// literalPunctRe: a style that writes a period or comma as literal
 	// text; punctInQuoteRe: a period or comma inside a closing quote.
 	literalPunctRe = regexp.MustCompile(`<text value="[.,]"/>`)
@@ -1439,7 +1442,11 @@ var knownDiffs = []knownDiff{
 		return allNamesRe.ReplaceAllString(addedNamesRe.ReplaceAllString(s, "$1, et al."), "$1, et al.")
 	}},
 	{"punctuation-after-question-mark", func(_, s string) string {
-		return strings.NewReplacer("?,”", "?”", "!,”", "!”", "?.", "?", "!.", "!").Replace(s)
+		// Also a colon or semicolon at a title's end (ACM-CR from 212):
+		// pandoc drops the comma after it (ieee), and citeproc-js in
+		// en-GB puts it after the closing quote (harvard "1’:, in").
+		return strings.NewReplacer("?,”", "?”", "!,”", "!”", "?.", "?", "!.", "!",
+			":,”", ":”", ";,”", ";”", "’:,", ":’,", "’;,", ";’,").Replace(s)
 	}},
 	{"title-case-stop-words", func(_, s string) string {
 		return stopWordRe.ReplaceAllStringFunc(s, strings.ToLower)
@@ -1570,6 +1577,9 @@ var knownDiffs = []knownDiff{
 		if style != "modern-language-association" {
 			return s
 		}
+		// An initial before a hyphen and a name ("I-Bin"): citeproc-js
+		// adds a period ("I.-Bin"), pandoc writes it as it is.
+		s = mlaInitialNameRe.ReplaceAllString(s, "$1-$2")
 		return mlaInitialsHyphenRe.ReplaceAllString(s, "$1. $2.$4")
 	}},
 	{"label-of-empty-variable", func(style, s string) string {

@@ -80,6 +80,11 @@ func TestKnownDiffs(t *testing.T) {
 		// Held-out ACM-CR records (CITEFIND_CONFORMANCE_OFFSET=118).
 		{"title-case-inner-punctuation", "modern-language-association", "Jarke, Matthais, and John Mylopoulos. “Cooperative Information Systems (Tutorial Session)(abstract Only): A Research Agenda.” Proceedings of CSCW, 1996, p. 5.", "Jarke, Matthais, and John Mylopoulos. “Cooperative Information Systems (Tutorial Session)(Abstract Only): A Research Agenda.” Proceedings of CSCW, 1996, p. 5."},
 		{"title-case-inner-punctuation", "chicago-author-date", "“Third Things.(abstract) and x)(y.” 1998. In Proc.", "“Third Things.(Abstract) and x)(y.” 1998. In Proc."},
+		// Held-out ACM-CR records (CITEFIND_CONFORMANCE_OFFSET=212).
+		{"punctuation-after-question-mark", "ieee", "[195] A. Jaimes, “Session details: Videos/demos 1:” in Proceedings of MM, 2015.", "[195] A. Jaimes, “Session details: Videos/demos 1:,” in Proceedings of MM, 2015."},
+		{"punctuation-after-question-mark", "harvard-cite-them-right", "Jaimes, A. (2015) ‘Session details: Videos/demos 1:’, in Proceedings of MM.", "Jaimes, A. (2015) ‘Session details: Videos/demos 1’:, in Proceedings of MM."},
+		{"title-case-inner-punctuation", "chicago-author-date", "Klein, Philip N. 1988. “Parallel Time o(log n) Acceptance.” SIAM J.", "Klein, Philip N. 1988. “Parallel Time o(Log n) Acceptance.” SIAM J."},
+		{"initials-hyphen-initialize-false", "modern-language-association", "Liao, I-Bin, and C-Hao Wu. “Speaker Adaptation.” Trans, 2016.", "Liao, I.-Bin, and C.-Hao Wu. “Speaker Adaptation.” Trans, 2016."},
 		// Held-out TeX Live records (texlive-bibtex-extra's other files,
 		// sampled again 2026-11-29).
 		{"punctuation-in-quote-literal", "ieee", "[88] Jones, David M., “User’s guide to the amsrefs package.”", "[88] Jones, David M., “User’s guide to the amsrefs package”."},
