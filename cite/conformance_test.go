@@ -1216,6 +1216,10 @@ var (
 	// and without periods "J-D", held-out TeX Live: citeproc-js "J. D."),
 	// with the period and the space after them.
 	mlaInitialsHyphenRe = regexp.MustCompile(`\b(\p{Lu})\.?-(\p{Lu})\b(\.?)( ?)`)
+	// leadingPeriodPageRe: punctuation, a space and a page that starts
+	// with a period; gluedPageLabelRe: a page label joined to a number.
+	leadingPeriodPageRe = regexp.MustCompile(`([.,]) ?\.(\d)`)
+	gluedPageLabelRe    = regexp.MustCompile(`\bpp?\.(\d)`)
 	// mlaInitialNameRe: an initial with a period before a hyphen and a
 	// given name ("I.-Bin", ACM-CR from 212).
 	mlaInitialNameRe = regexp.MustCompile(`\b(\p{Lu})\.-(\p{Lu}\p{Ll})`)
@@ -1524,6 +1528,13 @@ var knownDiffs = []knownDiff{
 	{"comma-after-abbreviation-period", func(_, s string) string { return strings.ReplaceAll(s, ".,”", ".”") }},
 	{"pandoc-title-link", func(_, s string) string { return titleLinkRe.ReplaceAllString(s, "$1.”") }},
 	{"is-numeric-page-letters", nil},
+	// A page that starts with a period (ACM's ".14-xvii"): pandoc merges
+	// it with the punctuation before ("p.14", "WI.14"), citeproc-js
+	// prints both ("p. .14", "WI, .14"); a label joined so to its page is
+	// compared as "p.".
+	{"page-leading-period", func(_, s string) string {
+		return gluedPageLabelRe.ReplaceAllString(leadingPeriodPageRe.ReplaceAllString(s, ".$2"), "p.$1")
+	}},
 	{"page-range-non-numeric", func(_, s string) string { return nonNumericRangeRe.ReplaceAllString(s, "$1-$2$3$4") }},
 	{"page-range-compound", func(_, s string) string {
 		s = compoundPageRe.ReplaceAllString(s, "$1-$2-$3")

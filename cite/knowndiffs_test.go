@@ -85,6 +85,9 @@ func TestKnownDiffs(t *testing.T) {
 		{"punctuation-after-question-mark", "harvard-cite-them-right", "Jaimes, A. (2015) ‘Session details: Videos/demos 1:’, in Proceedings of MM.", "Jaimes, A. (2015) ‘Session details: Videos/demos 1’:, in Proceedings of MM."},
 		{"title-case-inner-punctuation", "chicago-author-date", "Klein, Philip N. 1988. “Parallel Time o(log n) Acceptance.” SIAM J.", "Klein, Philip N. 1988. “Parallel Time o(Log n) Acceptance.” SIAM J."},
 		{"initials-hyphen-initialize-false", "modern-language-association", "Liao, I-Bin, and C-Hao Wu. “Speaker Adaptation.” Trans, 2016.", "Liao, I.-Bin, and C.-Hao Wu. “Speaker Adaptation.” Trans, 2016."},
+		// Held-out ACM-CR records (CITEFIND_CONFORMANCE_OFFSET=306).
+		{"page-leading-period", "apa", "Message two. (2005). Proceedings of WI.14.", "Message two. (2005). Proceedings of WI, .14."},
+		{"title-case-inner-punctuation", "modern-language-association", "Cecchinato, Marta E., et al. “Always on(line)? User Experience of Smartwatches.” Proceedings of CHI, 2017, pp. 3557–68.", "Cecchinato, Marta E., et al. “Always on(Line)? User Experience of Smartwatches.” Proceedings of CHI, 2017, pp. 3557–68."},
 		// Held-out TeX Live records (texlive-bibtex-extra's other files,
 		// sampled again 2026-11-29).
 		{"punctuation-in-quote-literal", "ieee", "[88] Jones, David M., “User’s guide to the amsrefs package.”", "[88] Jones, David M., “User’s guide to the amsrefs package”."},
@@ -252,6 +255,10 @@ func TestKnownDiffs(t *testing.T) {
 			assert.Nil(t, explain(c.style, c.pandoc, c.citefind+" 1999"), "an extra difference must stay unexplained")
 		})
 	}
+	// ACM-CR from record 306: a range of pages that starts with a period,
+	// where pandoc also labels and joins it as a range.
+	assert.Equal(t, []string{"page-leading-period", "page-range-non-numeric"},
+		explain("ieee", "[275] “Message from the chairs,” in Proceedings of WI, 2004, pp.14–xvii.", "[275] “Message from the chairs,” in Proceedings of WI, 2004, p. .14-xvii."))
 	// A cause that comes only with another: fjsb's citation of an item
 	// without author, editor or date (seed 16), where citeproc-js prints
 	// its no-printed-form message.
