@@ -1069,7 +1069,7 @@ var (
 	// an ampersand that is one letter or a stop word ("E-Books",
 	// "In-Memory", "Q&a"; a letter before "+" or a number: "B+-Trees",
 	// "K-12", held-out ACM-CR from record 236).
-	compoundRe = regexp.MustCompile(`(^|[\s“‘"(])(\p{Lu}\+?|In|On|At|Of|To|By|For|From|With|Out|Off|Up)[-&]([\pL\pN])`)
+	compoundRe = regexp.MustCompile(`(^|[\s“‘"(])(\p{Lu}\+?|In|On|At|Of|To|By|For|From|With|Out|Off|Up|De)[-&]([\pL\pN])`)
 	// atSignWordRe: a word whose lower-case start is joined by "@" to
 	// more ("Persian@CLEF"; "persian@CLEF" in the data).
 	atSignWordRe = regexp.MustCompile(`(^|[\s“‘"(])(\p{Lu})(\p{Ll}+@\pL)`)
@@ -1228,8 +1228,8 @@ var (
 	literalPunctRe = regexp.MustCompile(`<text value="[.,]"/>`)
 	punctInQuoteRe = regexp.MustCompile(`([.,])([”’])`)
 	// symbolWordRe: a word that starts with a capital and holds a
-	// symbol of a formula ("X^2", "Y+", "M^2=", "E=mc^2").
-	symbolWordRe = regexp.MustCompile(`(\p{Lu})([\pL\pN]*[\^+=][^\s,;:”’)]*)`)
+	// symbol of a formula ("X^2", "Y+", "M^2=", "E=mc^2", "A_tefact").
+	symbolWordRe = regexp.MustCompile(`(\p{Lu})([\pL\pN]*[\^+=_][^\s,;:”’)]*)`)
 	// volumesLabelRe: harvard-cite-them-right's number of volumes with the
 	// label of the empty volume variable ("(2 vol)").
 	volumesLabelRe = regexp.MustCompile(`\((\d+) vol\)`)

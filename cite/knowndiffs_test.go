@@ -85,6 +85,9 @@ func TestKnownDiffs(t *testing.T) {
 		{"punctuation-after-question-mark", "harvard-cite-them-right", "Jaimes, A. (2015) ‘Session details: Videos/demos 1:’, in Proceedings of MM.", "Jaimes, A. (2015) ‘Session details: Videos/demos 1’:, in Proceedings of MM."},
 		{"title-case-inner-punctuation", "chicago-author-date", "Klein, Philip N. 1988. “Parallel Time o(log n) Acceptance.” SIAM J.", "Klein, Philip N. 1988. “Parallel Time o(Log n) Acceptance.” SIAM J."},
 		{"initials-hyphen-initialize-false", "modern-language-association", "Liao, I-Bin, and C-Hao Wu. “Speaker Adaptation.” Trans, 2016.", "Liao, I.-Bin, and C.-Hao Wu. “Speaker Adaptation.” Trans, 2016."},
+		// Held-out ACM-CR records (CITEFIND_CONFORMANCE_OFFSET=70).
+		{"title-case-symbol-word", "modern-language-association", "Cockton, Gilbert. “New Process, New Vocabulary: Axiofact = a_tefact + Memoranda.” Proceedings of CHI EA, 2017, pp. 747–57.", "Cockton, Gilbert. “New Process, New Vocabulary: Axiofact = A_tefact + Memoranda.” Proceedings of CHI EA, 2017, pp. 747–57."},
+		{"title-case-hyphenated-compound", "chicago-author-date", "Zheng, Jiaqian. 2008. “Web User de-Identification in Personalization.” In Proceedings of WWW, 1081–82.", "Zheng, Jiaqian. 2008. “Web User De-Identification in Personalization.” In Proceedings of WWW, 1081–82."},
 		// Held-out ACM-CR records (CITEFIND_CONFORMANCE_OFFSET=306).
 		{"page-leading-period", "apa", "Message two. (2005). Proceedings of WI.14.", "Message two. (2005). Proceedings of WI, .14."},
 		{"title-case-inner-punctuation", "modern-language-association", "Cecchinato, Marta E., et al. “Always on(line)? User Experience of Smartwatches.” Proceedings of CHI, 2017, pp. 3557–68.", "Cecchinato, Marta E., et al. “Always on(Line)? User Experience of Smartwatches.” Proceedings of CHI, 2017, pp. 3557–68."},
