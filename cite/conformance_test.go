@@ -1219,6 +1219,9 @@ var (
 	// leadingPeriodPageRe: punctuation, a space and a page that starts
 	// with a period; gluedPageLabelRe: a page label joined to a number.
 	leadingPeriodPageRe = regexp.MustCompile(`([.,]) ?\.(\d)`)
+	spacePeriodPageRe   = regexp.MustCompile(` \.(\d)`)
+	colonPeriodPageRe   = regexp.MustCompile(`:\.(\d)`)
+	gluedPagesLabelRe   = regexp.MustCompile(`\bpages?\.(\d)`)
 	gluedPageLabelRe    = regexp.MustCompile(`\bpp?\.(\d)`)
 	// mlaInitialNameRe: an initial with a period before a hyphen and a
 	// given name ("I.-Bin", ACM-CR from 212).
@@ -1533,7 +1536,11 @@ var knownDiffs = []knownDiff{
 	// prints both ("p. .14", "WI, .14"); a label joined so to its page is
 	// compared as "p.".
 	{"page-leading-period", func(_, s string) string {
-		return gluedPageLabelRe.ReplaceAllString(leadingPeriodPageRe.ReplaceAllString(s, ".$2"), "p.$1")
+		s = leadingPeriodPageRe.ReplaceAllString(s, ".$2")   // "WI, .14", "p. .14"
+		s = spacePeriodPageRe.ReplaceAllString(s, ".$1")     // nature "web intelligence .14"
+		s = colonPeriodPageRe.ReplaceAllString(s, ":$1")     // AMA "2004:.14"
+		s = gluedPagesLabelRe.ReplaceAllString(s, "page.$1") // ACL "pages.14"
+		return gluedPageLabelRe.ReplaceAllString(s, "p.$1")
 	}},
 	{"page-range-non-numeric", func(_, s string) string { return nonNumericRangeRe.ReplaceAllString(s, "$1-$2$3$4") }},
 	{"page-range-compound", func(_, s string) string {

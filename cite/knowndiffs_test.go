@@ -90,6 +90,7 @@ func TestKnownDiffs(t *testing.T) {
 		{"title-case-hyphenated-compound", "chicago-author-date", "Zheng, Jiaqian. 2008. “Web User de-Identification in Personalization.” In Proceedings of WWW, 1081–82.", "Zheng, Jiaqian. 2008. “Web User De-Identification in Personalization.” In Proceedings of WWW, 1081–82."},
 		// Held-out ACM-CR records (CITEFIND_CONFORMANCE_OFFSET=306).
 		{"page-leading-period", "apa", "Message two. (2005). Proceedings of WI.14.", "Message two. (2005). Proceedings of WI, .14."},
+		{"page-leading-period", "american-medical-association", "275. Message from the chairs. In: Proceedings of WI. IEEE Computer Society; 2004:14-xvii.", "275. Message from the chairs. In: Proceedings of WI. IEEE Computer Society; 2004:.14-xvii."},
 		{"title-case-inner-punctuation", "modern-language-association", "Cecchinato, Marta E., et al. “Always on(line)? User Experience of Smartwatches.” Proceedings of CHI, 2017, pp. 3557–68.", "Cecchinato, Marta E., et al. “Always on(Line)? User Experience of Smartwatches.” Proceedings of CHI, 2017, pp. 3557–68."},
 		// Held-out TeX Live records (texlive-bibtex-extra's other files,
 		// sampled again 2026-11-29).
@@ -262,6 +263,10 @@ func TestKnownDiffs(t *testing.T) {
 	// where pandoc also labels and joins it as a range.
 	assert.Equal(t, []string{"page-leading-period", "page-range-non-numeric"},
 		explain("ieee", "[275] “Message from the chairs,” in Proceedings of WI, 2004, pp.14–xvii.", "[275] “Message from the chairs,” in Proceedings of WI, 2004, p. .14-xvii."))
+	assert.Equal(t, []string{"page-leading-period", "page-range-non-numeric"},
+		explain("nature", "275. Message from the chairs. in Proceedings of web intelligence.14–xvii (IEEE Computer Society, 2004).", "275. Message from the chairs. in Proceedings of web intelligence .14-xvii (IEEE Computer Society, 2004)."))
+	assert.Equal(t, []string{"page-leading-period", "page-range-non-numeric"},
+		explain("association-for-computational-linguistics", "2004. Message from the chairs. In Proceedings of WI, pages.14–xvii, USA. IEEE Computer Society.", "2004. Message from the chairs. In Proceedings of WI, page .14-xvii, USA. IEEE Computer Society."))
 	// A cause that comes only with another: fjsb's citation of an item
 	// without author, editor or date (seed 16), where citeproc-js prints
 	// its no-printed-form message.
