@@ -278,20 +278,7 @@ var supLetters = map[rune]rune{
 // SuperscriptLetters returns s in superscript characters when s is
 // letters that all have one (supLetters), as Text prints a <sup>; else s
 // and false.
-func SuperscriptLetters(s string) (string, bool) {
-	if s == "" {
-		return s, false
-	}
-	var b strings.Builder
-	for _, r := range s {
-		sup, ok := supLetters[r]
-		if !ok {
-			return s, false
-		}
-		b.WriteRune(sup)
-	}
-	return b.String(), true
-}
+func SuperscriptLetters(s string) (string, bool) { return mapAll(s, supLetters) }
 
 // supOthers are the superscript forms of the characters other than
 // letters that a superscript citation can hold: digits, signs and
