@@ -152,13 +152,31 @@ func TestResolveNumberingAndIdempotence(t *testing.T) {
 	assert.Equal(t, "nothing [1] here\n", plain.Text)
 }
 
+// citationCase is a document and the text it resolves to in a style,
+// before the bibliography.
+type citationCase struct {
+	style cite.Style
+	doc   string
+	want  string
+}
+
+// checkCitationText resolves each case's document as text and compares
+// what comes before the bibliography.
+func checkCitationText(t *testing.T, st *fakeStore, tests []citationCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(string(tc.style)+" "+tc.doc, func(t *testing.T) {
+			res, err := cite.Resolve(t.Context(), tc.doc, st, cite.Options{Engine: engine, Style: tc.style, Format: cite.Text})
+			require.NoError(t, err)
+			body, _, _ := strings.Cut(res.Text, "\n\n")
+			assert.Equal(t, tc.want, body)
+		})
+	}
+}
+
 func TestResolveAuthorYear(t *testing.T) {
 	st := testStore()
-	tests := []struct {
-		style cite.Style
-		doc   string
-		want  string
-	}{
+	tests := []citationCase{
 		{cite.APA, "[[cite:smith2020|doe2022]]", "(Smith, 2020, as cited in Doe, 2022)"},
 		{cite.APA, "[[cite:lee2019]]", "(Lee et al., 2019)"},
 		{cite.APA, "[[cite:hofA,hofB]]", "(Hof, 2020a, 2020b)"},
@@ -169,14 +187,7 @@ func TestResolveAuthorYear(t *testing.T) {
 		{cite.Vancouver, "[[cite:smith2020,doe2022,lee2019]]", "(1–3)"},
 		{cite.IEEE, "[[cite:smith2020,doe2022,lee2019]]", "[1]–[3]"},
 	}
-	for _, tc := range tests {
-		t.Run(string(tc.style)+" "+tc.doc, func(t *testing.T) {
-			res, err := cite.Resolve(t.Context(), tc.doc, st, cite.Options{Engine: engine, Style: tc.style, Format: cite.Text})
-			require.NoError(t, err)
-			body, _, _ := strings.Cut(res.Text, "\n\n")
-			assert.Equal(t, tc.want, body)
-		})
-	}
+	checkCitationText(t, st, tests)
 	res, err := cite.Resolve(t.Context(), "[[cite:anon]]", st, cite.Options{Engine: engine})
 	require.NoError(t, err)
 	require.Len(t, res.Warnings, 1)
@@ -420,11 +431,7 @@ func TestFragmentPrintsNothing(t *testing.T) {
 // together into another number. Anything between them keeps them apart.
 func TestResolveAdjacentCitations(t *testing.T) {
 	st := testStore()
-	tests := []struct {
-		style cite.Style
-		doc   string
-		want  string
-	}{
+	tests := []citationCase{
 		{cite.IEEE, "a [[cite:smith2020]][[cite:doe2022]].", "a [1], [2]."},
 		{cite.IEEE, "a [[cite:smith2020]][[cite:doe2022]]⟦cite:lee2019⟧.", "a [1]–[3]."},
 		{cite.IEEE, "a [[cite:smith2020]][[cite:smith2020]].", "a [1]."},
@@ -432,14 +439,7 @@ func TestResolveAdjacentCitations(t *testing.T) {
 		{cite.IEEE, "a [[cite:smith2020]] [[cite:doe2022]].", "a [1] [2]."},
 		{cite.IEEE, "a [[cite:smith2020]], [[cite:doe2022]].", "a [1], [2]."},
 	}
-	for _, tc := range tests {
-		t.Run(string(tc.style)+" "+tc.doc, func(t *testing.T) {
-			res, err := cite.Resolve(t.Context(), tc.doc, st, cite.Options{Engine: engine, Style: tc.style, Format: cite.Text})
-			require.NoError(t, err)
-			body, _, _ := strings.Cut(res.Text, "\n\n")
-			assert.Equal(t, tc.want, body)
-		})
-	}
+	checkCitationText(t, st, tests)
 	// Markdown: one anchor, which resolves again to itself; two adjacent
 	// anchors of an earlier run become one.
 	res, err := cite.Resolve(t.Context(), "a [[cite:smith2020]][[cite:doe2022]].\n", st, cite.Options{Engine: engine, Style: cite.IEEE})
