@@ -394,7 +394,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 			prevEnd = d.Citations[ci-1].End
 		}
 		sp := spacesBefore(doc, c.Start, prevEnd)
-		took := strings.HasPrefix(c.Raw, anchorOpen+" ")
+		took := c.tookSpace()
 		before := ""
 		switch {
 		case isMark:
@@ -446,6 +446,11 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	res.Text = text
 	return res, nil
 }
+
+// tookSpace reports whether c is an anchor of an earlier run that took
+// the spaces before it (a superscript citation or a footnote mark): its
+// list starts with a space. Resolve and Normalize give the space back.
+func (c Citation) tookSpace() bool { return strings.HasPrefix(c.Raw, anchorOpen+" ") }
 
 // notePunct is the punctuation a footnote mark is put after.
 const notePunct = ".,;:!?"
@@ -683,7 +688,7 @@ func Normalize(draft string) (string, error) {
 			// The space a superscript citation took (Resolve) comes back,
 			// and the punctuation a footnote mark was put after.
 			text := "[[cite:" + serializeItems(c.Items) + "]]" + movedPunct(c)
-			if strings.HasPrefix(c.Raw, anchorOpen+" ") && c.Start > 0 && !isSpace(draft[c.Start-1]) {
+			if c.tookSpace() && c.Start > 0 && !isSpace(draft[c.Start-1]) {
 				text = " " + text
 			}
 			edits = append(edits, edit{c.Start, c.End, text})
