@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/citefind/citefind"
+	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/engine"
 	"github.com/citefind/citefind/internal/ollamatest"
 	"github.com/citefind/citefind/server"
@@ -268,6 +269,32 @@ func TestBrowser(t *testing.T) {
 		assert.True(t, strings.HasPrefix(bib[0], "[1] G. V. Cormack, C. L. A. Clarke, and S. Büttcher,"), bib[0])
 	}
 	shoot(t, ctx, "ieee", "#draft-section")
+
+	// A note style named under "Other": footnote marks in the text, the
+	// notes as a numbered list of their own, not inside the text.
+	if _, err := csl.DefaultResolver(os.Getenv).Style("chicago-note-bibliography"); err != nil {
+		t.Logf("note style not checked: Debian's CSL styles are not installed (scripts/install-test-deps.sh): %v", err)
+	} else {
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.Focus(chromedp.CSS("#style-other")),
+			chromedp.KeyEvent("chicago-note-bibliography"),
+		))
+		waitFor(t, ctx, `document.querySelector("#rendered").dataset.style === "chicago-note-bibliography"`)
+		notes := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("#notes li")).map(e => e.textContent)`)
+		require.NotEmpty(t, notes)
+		assert.False(t, eval[bool](t, ctx, `document.querySelector("#notes-h").hidden`))
+		text := eval[string](t, ctx, `document.querySelector("#rendered-text").textContent`)
+		assert.Contains(t, text, "¹")
+		assert.NotContains(t, text, "Notes")
+		assert.NotContains(t, text, notes[0])
+		if sample {
+			assert.True(t, strings.HasPrefix(notes[0], "Cormack, Clarke, and Büttcher,"), notes[0])
+		}
+		// Back to IEEE: no notes.
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`input[name="style"][value="ieee"]`))))
+		waitFor(t, ctx, `document.querySelector("#rendered").dataset.style === "ieee"`)
+		assert.True(t, eval[bool](t, ctx, `document.querySelector("#notes-h").hidden && document.querySelectorAll("#notes li").length === 0`))
+	}
 
 	// "Cite" on the second result adds it to the draft, by the user's key
 	// when it has one (the sample's BibTeX keys).

@@ -159,12 +159,19 @@ function currentStyle() {
   return r ? r.value : "apa";
 }
 
+// clearRendered empties the notes, bibliography and warnings under the text.
+function clearRendered() {
+  for (const id of ["#notes", "#bib", "#cite-warnings"]) $(id).replaceChildren();
+  $("#notes-h").hidden = true;
+  $("#bib-h").hidden = true;
+}
+
 async function renderDraft() {
   const draft = $("#draft").value;
   const seq = ++state.citeSeq;
   const out = $("#rendered-text"), bib = $("#bib"), warns = $("#cite-warnings");
   if (!draft.trim()) {
-    out.textContent = ""; bib.replaceChildren(); warns.replaceChildren(); $("#bib-h").hidden = true;
+    out.textContent = ""; clearRendered();
     return;
   }
   try {
@@ -177,7 +184,16 @@ async function renderDraft() {
       if (at >= 0) text = text.slice(0, at);
       $("#bib-h").textContent = res.bibliography.heading;
     }
+    // A note style's footnotes (chicago-note-bibliography, …) come before
+    // it, under "Notes": show them as a numbered list too.
+    const notes = res.notes || [];
+    if (notes.length) {
+      const at = text.lastIndexOf("\n\nNotes\n\n");
+      if (at >= 0) text = text.slice(0, at);
+    }
     out.textContent = text.trim();
+    $("#notes").replaceChildren(...notes.map((n) => el("li", { textContent: n })));
+    $("#notes-h").hidden = !notes.length;
     bib.replaceChildren(...(res.bibliography ? res.bibliography.entries.map((e) => el("li", { textContent: e })) : []));
     $("#bib-h").hidden = !res.bibliography;
     warns.replaceChildren(...res.warnings.map((w) => el("li", { textContent: `${w.id}: ${w.message}` })));
@@ -185,7 +201,7 @@ async function renderDraft() {
   } catch (e) {
     if (seq !== state.citeSeq) return;
     out.textContent = e.message;
-    bib.replaceChildren(); warns.replaceChildren(); $("#bib-h").hidden = true;
+    clearRendered();
   }
 }
 
