@@ -550,6 +550,25 @@ func TestResolveNoteStyle(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(text.Text, "Fusion.¹ Again;² both.³\n\nOwn.[^a]\n\n[^a]: As in Doe, Retrieval.\n\nNotes\n\n1. Smith, Fusion of rankings.\n\n2. Ibid.\n\n3. Doe, Retrieval; Smith, Fusion of rankings.\n\nBibliography\n\n"), text.Text)
 
+	// A run of punctuation goes before the mark whole, and comes back out
+	// whole.
+	runs := "True [[cite:smith2020]]?! So [[cite:doe2022]]... Or [[cite:lee2019]]…\n"
+	rt, err := cite.Resolve(t.Context(), runs, st, cite.Options{Engine: engine, Style: notes, Format: cite.Text})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(rt.Text, "True?!¹ So...² Or…³\n"), rt.Text)
+	rm, err := cite.Resolve(t.Context(), runs, st, cite.Options{Engine: engine, Style: notes})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(rm.Text, "True<!--cite: smith2020-->?![^cite-1]<!--/cite--> So<!--cite: doe2022-->...[^cite-2]<!--/cite--> Or<!--cite: lee2019-->…[^cite-3]<!--/cite-->\n"), rm.Text)
+	again, err = cite.Resolve(t.Context(), rm.Text, st, cite.Options{Engine: engine, Style: notes})
+	require.NoError(t, err)
+	assert.Equal(t, rm.Text, again.Text, "idempotent")
+	ri, err := cite.Resolve(t.Context(), rm.Text, st, cite.Options{Engine: engine, Style: cite.IEEE, Format: cite.Text})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(ri.Text, "True [1]?! So [2]... Or [3]…\n"), ri.Text)
+	norm, err = cite.Normalize(rm.Text)
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimRight(runs, "\n"), norm)
+
 	h, err := cite.Resolve(t.Context(), "Fusion [[cite:smith2020]].", st, cite.Options{Engine: engine, Style: notes, Format: cite.HTML})
 	require.NoError(t, err)
 	assert.Contains(t, h.Text, `Fusion<!--cite: smith2020-->.<sup><a href="#cite-fn-1" id="cite-fnref-1" role="doc-noteref">1</a></sup><!--/cite-->`)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/corpus"
@@ -416,9 +417,10 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 		switch {
 		case noteOf[ci] > 0 && moved != "":
 			text = moved + text
-		case noteOf[ci] > 0 && c.End < len(doc) && strings.IndexByte(notePunct, doc[c.End]) >= 0:
-			text = doc[c.End:c.End+1] + text
-			end++
+		case noteOf[ci] > 0 && punctRun(doc[c.End:]) > 0:
+			n := punctRun(doc[c.End:])
+			text = doc[c.End:c.End+n] + text
+			end += n
 		default:
 			after = moved
 		}
@@ -452,8 +454,23 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 // list starts with a space. Resolve and Normalize give the space back.
 func (c Citation) tookSpace() bool { return strings.HasPrefix(c.Raw, anchorOpen+" ") }
 
-// notePunct is the punctuation a footnote mark is put after.
-const notePunct = ".,;:!?"
+// notePunct is the punctuation a footnote mark is put after, all of a
+// run of it ("true?!¹", "so….²", as pandoc does).
+const notePunct = ".,;:!?…"
+
+// punctRun is the length in bytes of the run of notePunct that s starts
+// with.
+func punctRun(s string) int {
+	n := 0
+	for n < len(s) {
+		r, size := utf8.DecodeRuneInString(s[n:])
+		if !strings.ContainsRune(notePunct, r) {
+			break
+		}
+		n += size
+	}
+	return n
+}
 
 // movedPunct is the punctuation an earlier run moved into anchor c
 // before its footnote mark ("<!--cite: a-->.[^cite-1]<!--/cite-->", in
@@ -463,13 +480,14 @@ func movedPunct(c Citation) string {
 		return ""
 	}
 	i := strings.Index(c.Raw, "-->") + 3
-	if i < 3 || i+1 >= len(c.Raw) || strings.IndexByte(notePunct, c.Raw[i]) < 0 {
+	if i < 3 {
 		return ""
 	}
-	if rest := c.Raw[i+1:]; !strings.HasPrefix(rest, "[^cite-") && !strings.HasPrefix(rest, `<sup><a href="#cite-fn-`) {
+	n := punctRun(c.Raw[i:])
+	if rest := c.Raw[i+n:]; n == 0 || !strings.HasPrefix(rest, "[^cite-") && !strings.HasPrefix(rest, `<sup><a href="#cite-fn-`) {
 		return ""
 	}
-	return c.Raw[i : i+1]
+	return c.Raw[i : i+n]
 }
 
 // footnoteDefRe is the start of a Markdown footnote's text ("[^1]: ").
