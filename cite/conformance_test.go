@@ -1165,8 +1165,9 @@ var (
 	allNamesRe      = regexp.MustCompile(`^([^,“]+, [^,“]+)(?:, [^,“]+?)+, and (?:\p{Lu}\. |[^,“.])+\.`)
 	shortYearRe     = regexp.MustCompile(`\(accessed (\d+)\.(\d+)\.(?:20)?(\d\d)\)`)
 	// Vancouver/AMA "MacDonald M jun," for the given name Min-jun (and
-	// "M. jun," where initials take a period).
-	hyphenGiven = regexp.MustCompile(`(\p{L} \p{Lu}{1,3}\.?) \p{Ll}+([,.])`)
+	// "M. jun," where initials take a period); "Wu Y fang B," for
+	// Yi-fang Brook, where more initials follow (pandoc "Wu YB,").
+	hyphenGiven = regexp.MustCompile(`(\p{L} \p{Lu}{1,3}\.?) \p{Ll}+ ?((?:\p{Lu}{1,3}\.?)?[,.])`)
 	// spaceBeforePunctRe: a word, a space, then a comma or period that
 	// ends a phrase ("In , 464", "In . New York").
 	// A dash delimiter too ("work? – ." for an empty container).

@@ -25,6 +25,8 @@ func TestKnownDiffs(t *testing.T) {
 		{"title-case-stop-words", "american-medical-association", "8. Cross-Lingual Search Without Supervision. Springer; 2009.", "8. Cross-Lingual Search without Supervision. Springer; 2009."},
 		{"name-suffix-period", "american-medical-association", "175. King ML Jr., Rossi F. A study. Published online May 1996.", "175. King ML Jr, Rossi F. A study. Published online May 1996."},
 		{"hyphenated-lowercase-given-name", "american-medical-association", "200. Chen M. Published online 2020.", "200. Chen M jun. Published online 2020."},
+		{"hyphenated-lowercase-given-name", "vancouver", "1. Wu YB, Chen X. Generating better concept hierarchies. In: Proc. 2005.", "1. Wu Y fang B, Chen X. Generating better concept hierarchies. In: Proc. 2005."},
+		{"hyphenated-lowercase-given-name", "vancouver", "2. MacDonald M, Lee JAM. Other work. In: Proc. 2006.", "2. MacDonald M jun, Lee J ping AM. Other work. In: Proc. 2006."},
 		{"given-names-expanded", "harvard-cite-them-right", "Smith, A. et al. (2003) ‘Scholarly knowledge graphs at scale’.", "Smith, Amélie et al. (2003) ‘Scholarly knowledge graphs at scale’."},
 		{"empty-element-punctuation", "elsevier-harvard", "2015. US 3571574.", "2015. . US 3571574."},
 		{"empty-element-punctuation", "elsevier-harvard", "Conference sponsors, 2011., in: Proceedings of ASONAM ’11.", "Conference sponsors, 2011. , in: Proceedings of ASONAM ’11."},
