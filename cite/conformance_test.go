@@ -680,6 +680,7 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 	"period-absorbs-comma":         periodCommaAsCitefind,
 	"given-name-hyphen-period":     hyphenPeriodAsPandoc,
 	"empty-element-punctuation":    emptyPrefixAsPandoc,
+	"nested-suffix-period-space":   nestedSuffixAsPandoc,
 }
 
 // emptyPrefixAsPandoc drops from citefind's rendering c a ". " or ", "
@@ -687,9 +688,34 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 // around it with the delimiter alone (the prefix of an empty element,
 // which citeproc-js prints and pandoc drops: aerospace-medicine
 // "Springer; . Technical" → "Springer; Technical").
+//
+// And a ", " or "; " prefix right after an element's suffix period,
+// where pandoc's p has the two together (ABNT's "Zenodo. , mar. 2018",
+// pandoc "Zenodo., mar. 2018"): pandoc keeps an element's suffix period
+// before a prefix of punctuation and drops the space between them; the
+// forms in knownDiffs, read from one text, take ". ," for a delimiter
+// (pandoc "Title, 303 U.S.") and are tried after this one.
 func emptyPrefixAsPandoc(_, p, c string) (string, string) {
-	return p, asInOther(emptyPrefixRe, c, p, func(g []string) []string { return []string{g[1] + g[2]} })
+	c = asInOther(emptyPrefixRe, c, p, func(g []string) []string { return []string{g[1] + g[2]} })
+	return p, asInOther(suffixPrefixRe, c, p, func(g []string) []string { return []string{g[1] + g[2]} })
 }
+
+// suffixPrefixRe: a word's suffix period, a space, and a prefix ", " or
+// "; " ("Zenodo. , mar").
+var suffixPrefixRe = regexp.MustCompile(`(\pL{2}\.) ([,;] )`)
+
+// nestedSuffixAsPandoc writes in citefind's rendering c a period that
+// runs into the next word ("Test Data.Cambridge": a group's suffix "."
+// inside a group whose suffix is ". ", where citeproc-js merges the two
+// periods and loses the space) as pandoc's p has it ("Test Data.
+// Cambridge").
+func nestedSuffixAsPandoc(_, p, c string) (string, string) {
+	return p, asInOther(periodJoinRe, c, p, func(g []string) []string { return []string{g[1] + ". " + g[2]} })
+}
+
+// periodJoinRe: two letters, a period and two letters with no space
+// between ("ta.Ca").
+var periodJoinRe = regexp.MustCompile(`(\pL{2})\.(\pL{2})`)
 
 // emptyPrefixRe: a word, the delimiter "; ", the punctuation of an
 // empty element's prefix, and the next word. Only after a semicolon,
@@ -733,7 +759,17 @@ func emptyPageLabelAsPandoc(style, p, c string) (string, string) {
 		return p, c
 	}
 	for {
+		// From the start of the word where they differ: "multiplexing.
+		// Page Proceedings" and "multiplexing. Proceedings" differ
+		// after the P.
 		n := commonPrefixLen(p, c)
+		for n > 0 {
+			r, size := utf8.DecodeLastRuneInString(c[:n])
+			if !unicode.IsLetter(r) {
+				break
+			}
+			n -= size
+		}
 		loc := emptyLabelRe.FindStringIndex(c[n:])
 		if loc == nil {
 			return p, c
@@ -1049,7 +1085,15 @@ func (k knownDiff) norm(style, s string, pandoc bool) string {
 var (
 	entryLinkRe = regexp.MustCompile(`^(\[\d+\]|\d+\.|\d+)([^\s\d.,])`)
 	cjkPeriodRe = regexp.MustCompile(`([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+)\.`)
-	labelRe     = regexp.MustCompile(`^(\[\d+\]|\d+\.) ?`)
+	// cjkParenRe: a CJK given name in the given name-part's affixes, as
+	// pandoc prints it ("王(小明.)", institut-national-de-recherches-
+	// archeologiques-preventives' prefix="(" suffix=")").
+	// namePrefixRe: a style with affixes on cs:name; doubledLabelRe: a
+	// word and a colon twice ("In: In: ").
+	namePrefixRe   = regexp.MustCompile(`<name [^>]*prefix="`)
+	doubledLabelRe = regexp.MustCompile(`(\p{Lu}\p{Ll}{0,11}: )(\p{Lu}\p{Ll}{0,11}: )`)
+	cjkParenRe     = regexp.MustCompile(`([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+)\(([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+\.?)\)`)
+	labelRe        = regexp.MustCompile(`^(\[\d+\]|\d+\.) ?`)
 	// commaInDataQuoteRe: a comma citeproc-js moved into the closing quote
 	// that ends a title's data (“… e-science,” in an unquoted title).
 	commaInDataQuoteRe = regexp.MustCompile(`([^\s”]),”(\s)`)
@@ -1171,7 +1215,7 @@ var (
 	// spaceBeforePunctRe: a word, a space, then a comma or period that
 	// ends a phrase ("In , 464", "In . New York").
 	// A dash delimiter too ("work? – ." for an empty container).
-	spaceBeforePunctRe = regexp.MustCompile(`([\pL\d):–]) ([.,])( |$)`)
+	spaceBeforePunctRe = regexp.MustCompile(`([\pL\d):–—>]) ([.,])( |$)`)
 	// markBeforeEndRe: a colon or semicolon before the entry's final
 	// period, the element between them empty ("32:.", "Springer; .");
 	// pandoc drops the period.
@@ -1369,6 +1413,7 @@ var knownDiffs = []knownDiff{
 	// keeps the delimiter ("Springer; . Technical" → "Springer;
 	// Technical"), read from both renderings before the forms below.
 	{"empty-element-punctuation", nil},
+	{"nested-suffix-period-space", nil},
 	// empty-element-punctuation's delimiter meeting a prefix that opens
 	// with punctuation, which pandoc merges ("Title, . Video" → "Title.
 	// Video", "Title. , 303 U.S." → "Title, 303 U.S."): before
@@ -1412,7 +1457,19 @@ var knownDiffs = []knownDiff{
 		return beforeUnknownRe.ReplaceAllString(s, "$1")
 	}},
 	{"pandoc-entry-link", func(_, s string) string { return entryLinkRe.ReplaceAllString(s, "$1 $2") }},
-	{"cjk-name-period", func(_, s string) string { return cjkPeriodRe.ReplaceAllString(s, "$1") }},
+	// A cs:name prefix printed twice before a list that et-al cuts
+	// ("In: In: KIM, Pieter et al.").
+	{"name-affixes-et-al", onlyIn(namePrefixRe, func(s string) string {
+		return replaceEach(doubledLabelRe, s, func(g []string) string {
+			if g[1] != g[2] {
+				return g[0]
+			}
+			return g[1]
+		})
+	})},
+	{"cjk-name-period", func(_, s string) string {
+		return cjkPeriodRe.ReplaceAllString(cjkParenRe.ReplaceAllString(s, "$1$2"), "$1")
+	}},
 	{"citation-label-generation", func(style, s string) string {
 		if !styleUses(style, `variable="citation-label"`) {
 			return s
@@ -1714,8 +1771,18 @@ var knownDiffs = []knownDiff{
 				continue
 			}
 			literalNames.Range(func(k, _ any) bool {
+				// A prefix's leading space stays (ABNT's " In: ", after
+				// which the text before it ends with a space anyway).
+				lead := ""
+				if strings.HasPrefix(prefix, " ") {
+					lead = " "
+				}
 				name := k.(string)
-				s = strings.ReplaceAll(s, prefix+name+suffix, name)
+				// As written, and in capitals where the name-part is
+				// (ABNT's "In: ASSOCIATION FOR …").
+				for _, n := range []string{name, strings.ToUpper(name)} {
+					s = strings.ReplaceAll(s, prefix+n+suffix, lead+n)
+				}
 				return true
 			})
 		}
