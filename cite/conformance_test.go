@@ -713,9 +713,9 @@ func nestedSuffixAsPandoc(_, p, c string) (string, string) {
 	return p, asInOther(periodJoinRe, c, p, func(g []string) []string { return []string{g[1] + ". " + g[2]} })
 }
 
-// periodJoinRe: two letters, a period and two letters with no space
-// between ("ta.Ca").
-var periodJoinRe = regexp.MustCompile(`(\pL{2})\.(\pL{2})`)
+// periodJoinRe: two letters or digits, a period and two letters with no
+// space between ("ta.Ca", "14.Be").
+var periodJoinRe = regexp.MustCompile(`([\pL\d]{2})\.(\pL{2})`)
 
 // emptyPrefixRe: a word, the delimiter "; ", the punctuation of an
 // empty element's prefix, and the next word. Only after a semicolon,
@@ -1215,7 +1215,7 @@ var (
 	// spaceBeforePunctRe: a word, a space, then a comma or period that
 	// ends a phrase ("In , 464", "In . New York").
 	// A dash delimiter too ("work? – ." for an empty container).
-	spaceBeforePunctRe = regexp.MustCompile(`([\pL\d):–—>]) ([.,])( |$)`)
+	spaceBeforePunctRe = regexp.MustCompile(`([\pL\d):–—>\]]) ([.,])( |$)`)
 	// markBeforeEndRe: a colon or semicolon before the entry's final
 	// period, the element between them empty ("32:.", "Springer; .");
 	// pandoc drops the period.
