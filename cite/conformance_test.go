@@ -1088,11 +1088,11 @@ var (
 	// cjkParenRe: a CJK given name in the given name-part's affixes, as
 	// pandoc prints it ("王(小明.)", institut-national-de-recherches-
 	// archeologiques-preventives' prefix="(" suffix=")").
+	cjkParenRe = regexp.MustCompile(`([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+)\(([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+\.?)\)`)
 	// namePrefixRe: a style with affixes on cs:name; doubledLabelRe: a
 	// word and a colon twice ("In: In: ").
 	namePrefixRe   = regexp.MustCompile(`<name [^>]*prefix="`)
 	doubledLabelRe = regexp.MustCompile(`(\p{Lu}\p{Ll}{0,11}: )(\p{Lu}\p{Ll}{0,11}: )`)
-	cjkParenRe     = regexp.MustCompile(`([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+)\(([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+\.?)\)`)
 	labelRe        = regexp.MustCompile(`^(\[\d+\]|\d+\.) ?`)
 	// commaInDataQuoteRe: a comma citeproc-js moved into the closing quote
 	// that ends a title's data (“… e-science,” in an unquoted title).
