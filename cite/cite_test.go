@@ -569,6 +569,27 @@ func TestResolveNoteStyle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, strings.TrimRight(runs, "\n"), norm)
 
+	// A footnote label of the draft's own that citefind's notes also use
+	// is warned of, where it stands; citefind's own labels are not.
+	for _, w := range append(md.Warnings, again.Warnings...) {
+		assert.NotEqual(t, "footnote-label", w.Kind, w.String())
+	}
+	clash, err := cite.Resolve(t.Context(), "Fusion [[cite:smith2020]].\n\nMine.[^cite-1]\n\n[^cite-1]: My own note.\n", st, cite.Options{Engine: engine, Style: notes})
+	require.NoError(t, err)
+	var labels []string
+	for _, w := range clash.Warnings {
+		if w.Kind == "footnote-label" {
+			labels = append(labels, w.String())
+		}
+	}
+	assert.Equal(t, []string{
+		"3:6: [^cite-1]: the draft's own footnote label [^cite-1] is one citefind gives this note style's notes; Markdown renderers will mix the two: rename it",
+		"5:1: [^cite-1]: the draft's own footnote label [^cite-1] is one citefind gives this note style's notes; Markdown renderers will mix the two: rename it",
+	}, labels)
+	ieeeClash, err := cite.Resolve(t.Context(), "Fusion [[cite:smith2020]].\n\nMine.[^cite-1]\n\n[^cite-1]: My own note.\n", st, cite.Options{Engine: engine, Style: cite.IEEE})
+	require.NoError(t, err)
+	assert.Empty(t, ieeeClash.Warnings, "no notes in IEEE: no clash")
+
 	h, err := cite.Resolve(t.Context(), "Fusion [[cite:smith2020]].", st, cite.Options{Engine: engine, Style: notes, Format: cite.HTML})
 	require.NoError(t, err)
 	assert.Contains(t, h.Text, `Fusion<!--cite: smith2020-->.<sup><a href="#cite-fn-1" id="cite-fnref-1" role="doc-noteref">1</a></sup><!--/cite-->`)

@@ -51,7 +51,7 @@ type Options struct {
 type Warning struct {
 	Line, Col int
 	ID        string
-	Kind      string // "missing-metadata", "quote", "not-retrieved", "unknown-id", "no-printed-form"
+	Kind      string // "missing-metadata", "quote", "not-retrieved", "unknown-id", "no-printed-form", "footnote-label"
 	Msg       string
 }
 
@@ -437,6 +437,9 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 		edits = append(edits, edit{r[0], r[1], ""})
 	}
 	bib.notes = res.Notes
+	if len(res.Notes) > 0 && opts.Format == Markdown {
+		res.Warnings = append(res.Warnings, ownNoteLabels(doc, d)...)
+	}
 	block := bib.block(opts.Format)
 	if d.bibStart >= 0 {
 		edits = append(edits, edit{d.bibStart, d.bibEnd, block})
@@ -488,6 +491,41 @@ func movedPunct(c Citation) string {
 		return ""
 	}
 	return c.Raw[i : i+n]
+}
+
+// noteLabelRe is a Markdown footnote label of the form citefind gives a
+// note style's notes ("[^cite-3]").
+var noteLabelRe = regexp.MustCompile(`\[\^cite-\d+\]`)
+
+// ownNoteLabels warns of each footnote label "[^cite-N]" of the
+// document's own (outside citefind's anchors and bibliography block):
+// Markdown renderers would join it to citefind's note N.
+func ownNoteLabels(doc string, d *Document) []Warning {
+	var ws []Warning
+	var li *lineIndex
+	for _, m := range noteLabelRe.FindAllStringIndex(doc, -1) {
+		if d.bibStart >= 0 && m[0] >= d.bibStart && m[0] < d.bibEnd {
+			continue
+		}
+		inside := false
+		for _, c := range d.Citations {
+			if m[0] >= c.Start && m[0] < c.End {
+				inside = true
+				break
+			}
+		}
+		if inside {
+			continue
+		}
+		if li == nil {
+			li = newLineIndex(doc)
+		}
+		line, col := li.pos(m[0])
+		label := doc[m[0]:m[1]]
+		ws = append(ws, Warning{Line: line, Col: col, ID: label, Kind: "footnote-label",
+			Msg: "the draft's own footnote label " + label + " is one citefind gives this note style's notes; Markdown renderers will mix the two: rename it"})
+	}
+	return ws
 }
 
 // footnoteDefRe is the start of a Markdown footnote's text ("[^1]: ").

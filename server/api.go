@@ -136,7 +136,7 @@ type CiteWarning struct {
 	Line    int    `json:"line"`
 	Col     int    `json:"col"`
 	ID      string `json:"id"`
-	Kind    string `json:"kind"` // missing-metadata, quote, not-retrieved, unknown-id, no-printed-form
+	Kind    string `json:"kind"` // missing-metadata, quote, not-retrieved, unknown-id, no-printed-form, footnote-label
 	Message string `json:"message"`
 }
 
