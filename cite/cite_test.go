@@ -574,7 +574,7 @@ func TestResolveNoteStyle(t *testing.T) {
 	for _, w := range append(md.Warnings, again.Warnings...) {
 		assert.NotEqual(t, "footnote-label", w.Kind, w.String())
 	}
-	clash, err := cite.Resolve(t.Context(), "Fusion [[cite:smith2020]].\n\nMine.[^cite-1]\n\n[^cite-1]: My own note.\n", st, cite.Options{Engine: engine, Style: notes})
+	clash, err := cite.Resolve(t.Context(), "Fusion [[cite:smith2020]].\n\nMine.[^cite-1]\n\n[^cite-1]: My own note.\n\nAnd[^cite-2].\n\n[^cite-2]: Note 2: citefind has one.\n", st, cite.Options{Engine: engine, Style: notes})
 	require.NoError(t, err)
 	var labels []string
 	for _, w := range clash.Warnings {

@@ -6,6 +6,7 @@ import (
 	"html"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -438,7 +439,7 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 	}
 	bib.notes = res.Notes
 	if len(res.Notes) > 0 && opts.Format == Markdown {
-		res.Warnings = append(res.Warnings, ownNoteLabels(doc, d)...)
+		res.Warnings = append(res.Warnings, ownNoteLabels(doc, d, len(res.Notes))...)
 	}
 	block := bib.block(opts.Format)
 	if d.bibStart >= 0 {
@@ -495,17 +496,21 @@ func movedPunct(c Citation) string {
 
 // noteLabelRe is a Markdown footnote label of the form citefind gives a
 // note style's notes ("[^cite-3]").
-var noteLabelRe = regexp.MustCompile(`\[\^cite-\d+\]`)
+var noteLabelRe = regexp.MustCompile(`\[\^cite-(\d+)\]`)
 
 // ownNoteLabels warns of each footnote label "[^cite-N]" of the
-// document's own (outside citefind's anchors and bibliography block):
-// Markdown renderers would join it to citefind's note N.
-func ownNoteLabels(doc string, d *Document) []Warning {
+// document's own (outside citefind's anchors and bibliography block)
+// with N at most notes, the number of citefind's notes: Markdown
+// renderers would join it to citefind's note N.
+func ownNoteLabels(doc string, d *Document, notes int) []Warning {
 	var ws []Warning
 	var li *lineIndex
-	for _, m := range noteLabelRe.FindAllStringIndex(doc, -1) {
+	for _, m := range noteLabelRe.FindAllStringSubmatchIndex(doc, -1) {
 		if d.bibStart >= 0 && m[0] >= d.bibStart && m[0] < d.bibEnd {
 			continue
+		}
+		if n, err := strconv.Atoi(doc[m[2]:m[3]]); err != nil || n < 1 || n > notes {
+			continue // no note of citefind's has that number
 		}
 		inside := false
 		for _, c := range d.Citations {
