@@ -14,10 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMakeTestRunsLongTests: `make test` runs every test with -short, then
-// the tests that skip themselves under -short by name (its second go test
-// line, -run 'A|B|…'). A long test whose name that pattern does not match
-// would run nowhere and rot unseen; this test fails for each one.
+// TestMakeTestRunsLongTests: `make test` runs every test with -short and
+// the race detector, then the tests that skip themselves under -short or
+// under the race detector (`if raceEnabled { t.Skip… }`) by name, without
+// either (its second go test line, -run 'A|B|…'). A test skipped in the
+// first pass whose name that pattern does not match would run nowhere and
+// rot unseen; this test fails for each one.
 func TestMakeTestRunsLongTests(t *testing.T) {
 	mk, err := os.ReadFile("Makefile")
 	require.NoError(t, err)
@@ -73,7 +75,7 @@ func TestMakeTestRunsLongTests(t *testing.T) {
 			if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Test") || fn.Body == nil {
 				continue
 			}
-			if skipsWhenShort(fn.Body) {
+			if skipsWhen(fn.Body, isShortCall) || skipsWhen(fn.Body, isRaceEnabled) {
 				long = append(long, path+": "+fn.Name.Name)
 			}
 		}
@@ -84,29 +86,52 @@ func TestMakeTestRunsLongTests(t *testing.T) {
 	for _, l := range long {
 		name := l[strings.LastIndex(l, " ")+1:]
 		if !run.MatchString(name) {
-			t.Errorf("%s skips under -short and `make test` does not run it by name: add it to the -run pattern of the Makefile's test target (%s)", l, pattern)
+			t.Errorf("%s skips under -short or -race and `make test` does not run it by name: add it to the -run pattern of the Makefile's test target (%s)", l, pattern)
 		}
 	}
 }
 
-// skipsWhenShort reports whether body has an if statement whose condition
-// calls testing.Short() and whose block calls a Skip method.
-func skipsWhenShort(body *ast.BlockStmt) bool {
+// skipsWhen reports whether body has an if statement whose condition
+// holds an expression cond accepts and whose block calls a Skip method.
+func skipsWhen(body *ast.BlockStmt, cond func(ast.Node) bool) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		ifs, ok := n.(*ast.IfStmt)
 		if !ok || found {
 			return !found
 		}
-		if calls(ifs.Cond, func(s *ast.SelectorExpr) bool {
-			x, ok := s.X.(*ast.Ident)
-			return ok && x.Name == "testing" && s.Sel.Name == "Short"
-		}) && calls(ifs.Body, func(s *ast.SelectorExpr) bool { return strings.HasPrefix(s.Sel.Name, "Skip") }) {
+		hit := false
+		ast.Inspect(ifs.Cond, func(n ast.Node) bool {
+			hit = hit || cond(n)
+			return !hit
+		})
+		if hit && calls(ifs.Body, func(s *ast.SelectorExpr) bool { return strings.HasPrefix(s.Sel.Name, "Skip") }) {
 			found = true
 		}
 		return !found
 	})
 	return found
+}
+
+// isShortCall accepts a call of testing.Short.
+func isShortCall(n ast.Node) bool {
+	c, ok := n.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	s, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := s.X.(*ast.Ident)
+	return ok && x.Name == "testing" && s.Sel.Name == "Short"
+}
+
+// isRaceEnabled accepts the identifier raceEnabled (the packages' constant,
+// true in a build with -race).
+func isRaceEnabled(n ast.Node) bool {
+	id, ok := n.(*ast.Ident)
+	return ok && id.Name == "raceEnabled"
 }
 
 // calls reports whether n holds a call of a selector that match accepts.

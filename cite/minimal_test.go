@@ -62,6 +62,9 @@ func minimalStyle(locale, macros, bibAttrs, layout string) string {
 // that the classifier names the cause. It fails when either engine
 // changes its behaviour.
 func TestMinimalStyleDifferences(t *testing.T) {
+	if raceEnabled {
+		t.Skip("one goroutine driving goja and pandoc, which the race detector slows about tenfold: make test runs it without -race, in its second pass (LONG_TESTS)")
+	}
 	skipWithoutPandoc(t)
 	book := func(id, title string, authors ...string) json.RawMessage {
 		var names []string

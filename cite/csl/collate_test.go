@@ -141,6 +141,9 @@ process.stdout.write(JSON.stringify({icu: process.versions.icu, idx, adj, pairs,
 // symbols — and 100,000 random pairs of them.
 // Skips without node (scripts/install-test-deps.sh installs it).
 func TestLocaleCompareICU(t *testing.T) {
+	if raceEnabled {
+		t.Skip("one goroutine driving goja, which the race detector slows about tenfold: make test runs it without -race, in its second pass (LONG_TESTS)")
+	}
 	if nodejs.Path() == "" {
 		t.Skip("node is not installed (scripts/install-test-deps.sh installs nodejs): the comparison with ICU needs it")
 	}

@@ -20,6 +20,9 @@ import (
 // quirks; those it cannot follow must be refused (ok false), never
 // converted differently.
 func TestCiteprocJSONIsParseXml(t *testing.T) {
+	if raceEnabled {
+		t.Skip("one goroutine driving goja, which the race detector slows about tenfold: make test runs it without -race, in its second pass (LONG_TESTS)")
+	}
 	var p Program
 	vm, cslObj, err := p.NewRuntime()
 	require.NoError(t, err)

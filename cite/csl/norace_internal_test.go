@@ -1,0 +1,5 @@
+//go:build !race
+
+package csl
+
+const raceEnabled = false
