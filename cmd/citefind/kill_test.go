@@ -48,7 +48,14 @@ func TestKillIndex(t *testing.T) {
 	require.NoError(t, err, "go build: %s", out)
 
 	rng := rand.New(rand.NewPCG(seed, 1))
-	v1, v2 := killCorpus(rng)
+	v1, v2 := killCorpus(rng, 3000)
+	// The contrast embedder trains at least 300 steps (contrast.
+	// DefaultMinSteps) of up to 1,024 papers whatever the collection's
+	// size: 41 s on the 5,600 papers of a.bib and b.bib. Its trials index
+	// smaller files of 100 records (about 190 papers, one batch a step),
+	// drawn from a random source of their own so that the other trials
+	// keep theirs.
+	s1, s2 := killCorpus(rand.New(rand.NewPCG(seed, 2)), 100)
 	// The dense trials index a.bib and b.bib only (about 5,600 papers):
 	// LSA training dominates their runs. b.bib's changes are about 5% of
 	// the papers, so the incremental runs fold them into the kept model.
@@ -57,11 +64,15 @@ func TestKillIndex(t *testing.T) {
 		{name: "dense", args: []string{"--embedder", "builtin"}, fresh: 4, incr: 6, files: 2},
 		// contrast shares builtin's model handling (build/dense.go); a
 		// few trials kill it during its own training and embedding.
-		{name: "contrast", args: []string{"--embedder", "contrast"}, fresh: 2, incr: 2, files: 2},
+		{name: "contrast", args: []string{"--embedder", "contrast"}, fresh: 2, incr: 2, files: 2, small: true},
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			killTrials(t, bin, filepath.Join(work, m.name), rng, m, v1[:m.files], v2[:m.files])
+			a, b := v1, v2
+			if m.small {
+				a, b = s1, s2
+			}
+			killTrials(t, bin, filepath.Join(work, m.name), rng, m, a[:m.files], b[:m.files])
 		})
 	}
 }
@@ -73,6 +84,7 @@ type killMode struct {
 	args        []string
 	fresh, incr int
 	files       int
+	small       bool // the files of 100 records, not 3000
 }
 
 func (m killMode) dense() bool { return len(m.args) > 0 && m.args[len(m.args)-1] != "none" }
@@ -146,11 +158,11 @@ type corpusFile struct {
 	body string
 }
 
-// killCorpus generates the inputs: three BibTeX files of 3000 records
+// killCorpus generates the inputs: three BibTeX files of n records
 // (DOI records, duplicates across files with other fields, records without
 // DOI), and a second version in which b.bib changed: every 25th record has
-// a new title, every 40th is gone and 60 are new.
-func killCorpus(rng *rand.Rand) (v1, v2 []corpusFile) {
+// a new title, every 40th is gone and n/50 are new (60 of 3000).
+func killCorpus(rng *rand.Rand, n int) (v1, v2 []corpusFile) {
 	words := make([]string, 4000)
 	for i := range words {
 		var b strings.Builder
@@ -184,7 +196,7 @@ func killCorpus(rng *rand.Rand) (v1, v2 []corpusFile) {
 	}
 	files := map[string][]rec{}
 	for f, name := range []string{"a.bib", "b.bib", "c.bib"} {
-		for i := range 3000 {
+		for i := range n {
 			r := rec{key: fmt.Sprintf("%c%d", 'a'+f, i), title: text(6 + rng.IntN(6)), abstract: text(40 + rng.IntN(60)), year: 1990 + rng.IntN(35)}
 			switch {
 			case i%10 == 0:
@@ -221,7 +233,7 @@ func killCorpus(rng *rand.Rand) (v1, v2 []corpusFile) {
 		}
 		b2 = append(b2, r)
 	}
-	for i := range 60 {
+	for i := range n / 50 {
 		b2 = append(b2, rec{key: fmt.Sprintf("new%d", i), doi: fmt.Sprintf("10.1000/new%d", i), title: text(8), abstract: text(50), year: 2025})
 	}
 	v2 = []corpusFile{v1[0], render("b.bib", b2), v1[2]}
