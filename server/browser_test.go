@@ -166,7 +166,7 @@ func TestBrowser(t *testing.T) {
 	} else if !sample {
 		hybrid = eng.DenseAvailable(t.Context()) == nil // the option is shown, not used
 	}
-	ts := httptest.NewServer(server.New(eng, server.Options{Styles: testStyles()}).Handler())
+	ts := httptest.NewServer(server.New(eng, server.Options{Styles: testStyles(), RequestTimeout: patientTimeout}).Handler())
 	defer ts.Close()
 
 	require.NoError(t, chromedp.Do(ctx,
@@ -337,7 +337,7 @@ func TestBrowserPick(t *testing.T) {
 	eng, err := engine.Open(t.Context(), sampledb.Build(t), engine.Options{LLM: "fake-model", Ollama: fake.Client()})
 	require.NoError(t, err)
 	defer eng.Close()
-	ts := httptest.NewServer(server.New(eng, server.Options{}).Handler())
+	ts := httptest.NewServer(server.New(eng, server.Options{RequestTimeout: patientTimeout}).Handler())
 	defer ts.Close()
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(ts.URL+"/?q="+url.QueryEscape(query)),

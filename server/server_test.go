@@ -41,10 +41,19 @@ var testStyles = sync.OnceValue(func() *csl.Engine {
 	return e
 })
 
+// patientTimeout is the request deadline of the tests that do not test
+// it: a cold citeproc-js engine under the race detector, beside other
+// packages' tests, can take longer than the default 30 s (a first MCP
+// resolve_citations did, 2026-11-29).
+const patientTimeout = 10 * time.Minute
+
 func newTestServer(t *testing.T, eng *engine.Engine, opts server.Options) *httptest.Server {
 	t.Helper()
 	if opts.Styles == nil {
 		opts.Styles = testStyles()
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = patientTimeout
 	}
 	ts := httptest.NewServer(server.New(eng, opts).Handler())
 	t.Cleanup(ts.Close)

@@ -51,7 +51,7 @@ func TestHostileIDsThroughTools(t *testing.T) {
 	eng, err := engine.Open(t.Context(), dir, engine.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { eng.Close() })
-	tools := mcp.New(eng, mcp.Options{})
+	tools := mcp.New(eng, patient(mcp.Options{}))
 	cs := overStdio(t, eng, tools)(t)
 
 	var placeholders []string

@@ -128,7 +128,7 @@ func TestToolLimits(t *testing.T) {
 	assert.Contains(t, text, "add_citation: quote: more than 20 characters, the limit")
 
 	// The defaults.
-	defaults := mcp.New(eng, mcp.Options{})
+	defaults := mcp.New(eng, patient(mcp.Options{}))
 	cs = overStdio(t, eng, defaults)(t)
 	res, text = call(t, cs, "add_citation", map[string]any{"id": rrfID, "reason": "x", "quote": strings.Repeat("a", server.DefaultMaxQuoteChars+1)})
 	assert.True(t, res.IsError)
@@ -139,7 +139,7 @@ func TestToolLimits(t *testing.T) {
 // are all answered before ServeIO returns (the SDK alone answered none).
 func TestServeIODrain(t *testing.T) {
 	eng := sampledb.Open(t)
-	tools := mcp.New(eng, mcp.Options{})
+	tools := mcp.New(eng, patient(mcp.Options{}))
 	in := strings.Join([]string{
 		initialize,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,

@@ -41,6 +41,17 @@ func overHTTP(t *testing.T, eng *engine.Engine, tools *mcp.Tools) connectFunc {
 	}
 }
 
+// patient gives tool calls a deadline long enough for a cold citeproc-js
+// engine under the race detector beside other packages' tests: there a
+// first resolve_citations took over the default 30 s (TestToolLimits,
+// 2026-11-29). The tests of the deadline set their own.
+func patient(o mcp.Options) mcp.Options {
+	if o.ToolTimeout == 0 {
+		o.ToolTimeout = 10 * time.Minute
+	}
+	return o
+}
+
 // overStdio serves each session over a pair of pipes, as `citefind mcp`
 // does over standard input and output.
 func overStdio(t *testing.T, _ *engine.Engine, tools *mcp.Tools) connectFunc {
@@ -67,7 +78,7 @@ func TestTools(t *testing.T) {
 	eng := sampledb.Open(t)
 	for name, transport := range map[string]func(*testing.T, *engine.Engine, *mcp.Tools) connectFunc{"stdio": overStdio, "streamable-http": overHTTP} {
 		t.Run(name, func(t *testing.T) {
-			tools := mcp.New(eng, mcp.Options{Version: "test"})
+			tools := mcp.New(eng, patient(mcp.Options{Version: "test"}))
 			connect := transport(t, eng, tools)
 			testTools(t, connect)
 		})
@@ -231,7 +242,7 @@ func testTools(t *testing.T, connect connectFunc) {
 
 func TestSessionStateIsDropped(t *testing.T) {
 	eng := sampledb.Open(t)
-	tools := mcp.New(eng, mcp.Options{})
+	tools := mcp.New(eng, patient(mcp.Options{}))
 	cs := overStdio(t, eng, tools)(t)
 	_, _ = call(t, cs, "search_citations", map[string]any{"text": "rank fusion"})
 	assert.Equal(t, 1, tools.Sessions())
@@ -243,7 +254,7 @@ func TestSessionStateIsDropped(t *testing.T) {
 // stream does not hold up the HTTP server's graceful shutdown.
 func TestShutdownWithOpenSession(t *testing.T) {
 	eng := sampledb.Open(t)
-	srv := server.New(eng, server.Options{MCP: mcp.New(eng, mcp.Options{}).Handler()})
+	srv := server.New(eng, server.Options{MCP: mcp.New(eng, patient(mcp.Options{})).Handler()})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
