@@ -58,13 +58,14 @@ demo-acm: build
 # Unit tests with the race detector, then the tests over the real ACM-CR data
 # (skipped with a message when ../shared/data is absent), the kill -9 tests
 # and the tests that skip under the race detector (one goroutine driving
-# goja, pandoc or regular expressions, which it slows tenfold) without it. The Weaviate kill tests run last, alone: their 3-node cluster
+# goja, pandoc, regular expressions or analysers, which it slows tenfold)
+# without it. The Weaviate kill tests run last, alone: their 3-node cluster
 # shares the 2 cores with nothing else (beside the other packages' long tests,
 # CI saw TestClusterKill fail once, 2026-11-27, in a step its output cut off).
 # test-deps installs what the tests need on a bare machine (pandoc and the CSL
 # styles, for the citation-style conformance test, and chromium, for the
 # browser test of the web page).
-LONG_TESTS := 'ACMCR|RealData|Kill|Conformance|TrainSelf|TrainSeveral|KnownDiffs|MinimalStyleDifferences|LocaleCompareICU|CiteprocJSONIsParseXml'
+LONG_TESTS := 'ACMCR|RealData|Kill|Conformance|TrainSelf|TrainSeveral|KnownDiffs|MinimalStyleDifferences|LocaleCompareICU|CiteprocJSONIsParseXml|FastAnalyzeIsBleveEn'
 test: test-deps citeproc
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 15m ./...
