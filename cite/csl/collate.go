@@ -42,6 +42,7 @@ func newVM() *goja.Runtime {
 	if err := proto.DefineDataProperty("localeCompare", vm.ToValue(c.localeCompare), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		panic(err) // a fresh runtime's String.prototype accepts it
 	}
+	installCaseMapping(vm)
 	return vm
 }
 
