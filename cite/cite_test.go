@@ -569,6 +569,22 @@ func TestResolveNoteStyle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, strings.TrimRight(runs, "\n"), norm)
 
+	// Two marks that only a space parts: the punctuation after the
+	// second stays after it ("So¹ ², then", not "So¹ ,² then"); each
+	// mark is a note of its own.
+	spaced := "So [[cite:smith2020]] [[cite:doe2022]], then [[cite:lee2019]] [[cite:smith2020]].\n"
+	st2, err := cite.Resolve(t.Context(), spaced, st, cite.Options{Engine: engine, Style: notes, Format: cite.Text})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(st2.Text, "So¹ ², then³ ⁴.\n"), st2.Text)
+	sm, err := cite.Resolve(t.Context(), spaced, st, cite.Options{Engine: engine, Style: notes})
+	require.NoError(t, err)
+	again, err = cite.Resolve(t.Context(), sm.Text, st, cite.Options{Engine: engine, Style: notes})
+	require.NoError(t, err)
+	assert.Equal(t, sm.Text, again.Text, "idempotent")
+	norm, err = cite.Normalize(sm.Text)
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimRight(spaced, "\n"), norm)
+
 	// A footnote label of the draft's own that citefind's notes also use
 	// is warned of, where it stands; citefind's own labels are not.
 	for _, w := range append(md.Warnings, again.Warnings...) {

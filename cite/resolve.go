@@ -412,13 +412,18 @@ func Resolve(ctx context.Context, doc string, lk Lookup, opts Options) (*Result,
 		// A footnote mark follows the punctuation after it ("work.¹", as
 		// the Chicago Manual and pandoc put it): the punctuation goes
 		// into the anchor, before the mark, and comes back out after
-		// the citation in a style without notes.
+		// the citation in a style without notes. Not after a mark that
+		// only spaces part from the one before it ("work [[cite:a]]
+		// [[cite:b]], then"): that one keeps its spaces (²³ would read as
+		// 23), and the punctuation would land between them ("work¹ ,²");
+		// it stays after both ("work¹ ², then"), as pandoc leaves it.
 		end, after := c.End, ""
 		moved := movedPunct(c)
+		spacedFromPrev := ci > 0 && prevEnd < c.Start && strings.Trim(doc[prevEnd:c.Start], " \t") == ""
 		switch {
 		case noteOf[ci] > 0 && moved != "":
 			text = moved + text
-		case noteOf[ci] > 0 && punctRun(doc[c.End:]) > 0:
+		case noteOf[ci] > 0 && punctRun(doc[c.End:]) > 0 && !spacedFromPrev:
 			n := punctRun(doc[c.End:])
 			text = doc[c.End:c.End+n] + text
 			end += n
