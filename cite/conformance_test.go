@@ -675,6 +675,7 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 	"title-case-after-apostrophe":  apostropheCapAsCitefind,
 	"given-name-nickname":          nicknameAsCitefind,
 	"lowercase-given-initials":     lowercaseInitialsAsPandoc,
+	"non-letter-given-name":        nonLetterGivenAsPandoc,
 	"names-substitute-empty-group": literalOfEmptyGroup,
 	"label-of-empty-variable":      emptyPageLabelAsPandoc,
 	"period-absorbs-comma":         periodCommaAsCitefind,
@@ -887,6 +888,30 @@ func lowercaseInitialsAsPandoc(_, p, c string) (string, string) {
 	})
 }
 
+// nonLetterGivenAsPandoc writes in citefind's rendering c a given name,
+// or a part of one, that starts with a digit or is a run of hyphens
+// ("9:00", "42", "3rd" in "J. 3rd", "--"; ACM-CR from 377: a session
+// record whose authors are the times "10:20, 9:00"), which citeproc-js
+// leaves as written when it initialises given names, as pandoc's p has
+// it where p has that form: pandoc initialises it too, putting the
+// style's initialize-with after it ("9:00.", "42.", "J.3rd.", "-."; with
+// initialize-with "" "J3rd", "-"). In a style that initialises.
+func nonLetterGivenAsPandoc(style, p, c string) (string, string) {
+	if !styleUses(style, "initialize-with") {
+		return p, c
+	}
+	c = asInOther(nonLetterGivenRe, c, p, func(g []string) []string {
+		forms := []string{g[1] + g[2] + "." + g[3]}
+		if strings.HasPrefix(g[2], "-") {
+			forms = append(forms, g[1]+"-."+g[3], g[1]+"-"+g[3])
+		}
+		return forms
+	})
+	return p, asInOther(initialThenDigitRe, c, p, func(g []string) []string {
+		return []string{g[1] + g[2] + "." + g[3], g[1] + g[2] + g[3]}
+	})
+}
+
 // replaceEach replaces each match of re in s by f of the match's
 // submatches (g[0] the match; "" for a group that did not take part), as
 // found where the match stands. Matching the matched text again alone, as
@@ -1089,9 +1114,13 @@ var (
 	// pandoc prints it ("王(小明.)", institut-national-de-recherches-
 	// archeologiques-preventives' prefix="(" suffix=")").
 	cjkParenRe = regexp.MustCompile(`([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+)\(([\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]+\.?)\)`)
-	// namePrefixRe: a style with affixes on cs:name; doubledLabelRe: a
-	// word and a colon twice ("In: In: ").
-	namePrefixRe   = regexp.MustCompile(`<name [^>]*prefix="`)
+	// namePrefixRe: a style with a prefix on cs:name (nameSuffixRe: a
+	// suffix, the suffix); doubledLabelRe: a word and a colon twice
+	// ("In: In: ").
+	namePrefixRe = regexp.MustCompile(`<name [^>]*prefix="`)
+	nameSuffixRe = regexp.MustCompile(`<name [^>]*suffix="([^"]*)"`)
+	// emptyTermRe: a term the style defines empty.
+	emptyTermRe    = regexp.MustCompile(`<term name="[^"]+"[^>]*>\s*<single\s*/>\s*<multiple\s*/>\s*</term>`)
 	doubledLabelRe = regexp.MustCompile(`(\p{Lu}\p{Ll}{0,11}: )(\p{Lu}\p{Ll}{0,11}: )`)
 	labelRe        = regexp.MustCompile(`^(\[\d+\]|\d+\.) ?`)
 	// commaInDataQuoteRe: a comma citeproc-js moved into the closing quote
@@ -1144,6 +1173,12 @@ var (
 	// lowerInitialsRe: a given name of two or more small initials, with
 	// citeproc-js's spacing ("m. c."), after a space, comma or start.
 	lowerInitialsRe = regexp.MustCompile(`(^|[ ,])((?:\p{Ll}\. )+\p{Ll}\.)`)
+	// nonLetterGivenRe: a word of digits (and colons: "9:00"), an
+	// ordinal ("3rd") or two or more hyphens, between a space, comma or
+	// start and a space, comma, colon or end; initialThenDigitRe: an
+	// initial, a space and such a word ("J. 3rd").
+	nonLetterGivenRe   = regexp.MustCompile(`(^|[ ,])(\d+(?::\d+)*|\d+\p{Ll}+|-{2,})([ ,:]|$)`)
+	initialThenDigitRe = regexp.MustCompile(`(\p{Lu}\.?) (\d+\p{Ll}*)([ ,:.]|$)`)
 	// innerCapRe: a capital after a period, parenthesis or bracket inside
 	// a word ("Timesheets.Js", "E.Piphany", "(in)Visible", "c[h]Ord"),
 	// also after an opening parenthesis there ("Session)(Abstract",
@@ -1459,14 +1494,25 @@ var knownDiffs = []knownDiff{
 	{"pandoc-entry-link", func(_, s string) string { return entryLinkRe.ReplaceAllString(s, "$1 $2") }},
 	// A cs:name prefix printed twice before a list that et-al cuts
 	// ("In: In: KIM, Pieter et al.").
-	{"name-affixes-et-al", onlyIn(namePrefixRe, func(s string) string {
-		return replaceEach(doubledLabelRe, s, func(g []string) string {
-			if g[1] != g[2] {
-				return g[0]
+	{"name-affixes-et-al", func(style, s string) string {
+		if styleMatches(style, namePrefixRe) {
+			s = replaceEach(doubledLabelRe, s, func(g []string) string {
+				if g[1] != g[2] {
+					return g[0]
+				}
+				return g[1]
+			})
+		}
+		// A cs:name suffix, which citeproc-js prints after the et-al term
+		// too ("(Aa, et al., 1998)" for suffix=","; pandoc "(Aa, et al.
+		// 1998)"; set 10, bursa-uludag-…-metinici-atif).
+		for _, m := range nameSuffixRe.FindAllStringSubmatch(styleText(style), -1) {
+			if m[1] != "" {
+				s = strings.ReplaceAll(s, "et al."+html.UnescapeString(m[1]), "et al.")
 			}
-			return g[1]
-		})
-	})},
+		}
+		return s
+	}},
 	{"cjk-name-period", func(_, s string) string {
 		return cjkPeriodRe.ReplaceAllString(cjkParenRe.ReplaceAllString(s, "$1$2"), "$1")
 	}},
@@ -1484,6 +1530,26 @@ var knownDiffs = []knownDiff{
 	// cs:choose, a group of the term "no date" and the year suffix.
 	{"nested-group-suppression", onlyIn(noDateGroupRe, func(s string) string { return noDateRe.ReplaceAllString(s, "") })},
 	{"locale-term-preprint", func(_, s string) string { return strings.ReplaceAll(s, "Preprint at ", "at ") }},
+	// CSL 1.0.2 renamed the term "sub verbo" to "sub-verbo"; Debian's
+	// locales and citeproc-js have the new name, pandoc 2.17 knows only
+	// the old one and prints nothing for term="sub-verbo" (set 10,
+	// institut-francais-darcheologie-orientale-en: "s.v. “Title”").
+	{"locale-term-sub-verbo", func(style, s string) string {
+		if !styleUses(style, `term="sub-verbo"`) {
+			return s
+		}
+		return strings.NewReplacer("s.v.\u00a0", "", "s.v. ", "", "S.v.\u00a0", "", "S.v. ", "").Replace(s)
+	}},
+	// A cs:label whose term the style defines empty (<single/><multiple/>,
+	// instituto-superior-de-teologia-de-las-islas-canarias's short
+	// "author"): citeproc-js prints nothing, pandoc the label's prefix and
+	// suffix around the white space of the term element, " ( )" (set 10).
+	{"empty-term-label", func(style, s string) string {
+		if !styleMatches(style, emptyTermRe) {
+			return s
+		}
+		return strings.ReplaceAll(s, " ( )", "")
+	}},
 	{"is-numeric-dotted-number", func(style, s string) string {
 		switch style {
 		case "apa":
@@ -1575,6 +1641,7 @@ var knownDiffs = []knownDiff{
 	{"title-case-symbol-word", nil},
 	{"given-name-nickname", nil},
 	{"lowercase-given-initials", nil},
+	{"non-letter-given-name", nil},
 	{"title-case-inner-punctuation", func(_, s string) string {
 		return innerCapRe.ReplaceAllStringFunc(s, func(m string) string {
 			r := []rune(m)
