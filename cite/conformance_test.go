@@ -669,13 +669,15 @@ type knownDiff struct {
 var pairNorms = map[string]func(style, p, c string) (string, string){
 	"partial-each-repeated-name":   partialEachRepeated,
 	"given-names-expanded":         givenExpandedAsPandoc,
-	"is-numeric-page-letters":      inPressAsYear,
+	"is-numeric-page-letters":      isNumericPageLetters,
 	"title-case-markup-in-word":    markupInWordAsPandoc,
 	"title-case-symbol-word":       symbolWordAsPandoc,
 	"title-case-after-apostrophe":  apostropheCapAsCitefind,
 	"given-name-nickname":          nicknameAsCitefind,
 	"lowercase-given-initials":     lowercaseInitialsAsPandoc,
 	"non-letter-given-name":        nonLetterGivenAsPandoc,
+	"url-short-form":               shortURLAsCitefind,
+	"inner-quotes-not-flipped":     unflippedQuotesAsPandoc,
 	"names-substitute-empty-group": literalOfEmptyGroup,
 	"label-of-empty-variable":      emptyPageLabelAsPandoc,
 	"period-absorbs-comma":         periodCommaAsCitefind,
@@ -912,6 +914,52 @@ func nonLetterGivenAsPandoc(style, p, c string) (string, string) {
 	})
 }
 
+// unflippedQuotesAsPandoc writes in citefind's rendering c double quotes
+// inside double quotes (“Findings on “reproducibility,””) as pandoc's p
+// has them, flipped to the inner quotes (“Findings on ‘reproducibility’,”),
+// where p has that form. citeproc-js flips the quotes of a quoted
+// title's data, but not when the entry prints the title a second time
+// (institut-francais-darcheologie-orientale-en prints the short title,
+// then the title, both quoted: the first is flipped, the second not; the
+// same on Node.js; an ACM-CR record, set 10).
+func unflippedQuotesAsPandoc(_, p, c string) (string, string) {
+	return p, asInOther(unflippedRe, c, p, func(g []string) []string {
+		return []string{"“" + g[1] + "‘" + g[2] + "’" + g[3] + "”", "“" + g[1] + "‘" + g[2] + g[3] + "’”"}
+	})
+}
+
+// shortURLAsCitefind writes in pandoc's rendering p a URL with a path as
+// citeproc-js prints variable="URL" form="short" (its own extension: the
+// URL cut after the host, and without the scheme for a www. host;
+// annual-review-of-linguistics's web pages, set 10), where citefind's c
+// has that form and not the whole URL. pandoc prints the whole URL: CSL
+// has no short form of URL, and a variable without one prints its long
+// form. In a style that asks for it.
+func shortURLAsCitefind(style, p, c string) (string, string) {
+	if !styleMatches(style, shortURLStyleRe) {
+		return p, c
+	}
+	return replaceEach(urlRe, p, func(g []string) string {
+		short := g[1] + g[2]
+		if strings.HasPrefix(g[2], "www.") {
+			short = g[2]
+		}
+		if strings.Contains(c, g[0]) {
+			return g[0]
+		}
+		for i := 0; ; {
+			k := strings.Index(c[i:], short)
+			if k < 0 {
+				return g[0]
+			}
+			i += k + len(short)
+			if i == len(c) || c[i] != '/' && !unicode.IsLetter(rune(c[i])) && !unicode.IsDigit(rune(c[i])) {
+				return short
+			}
+		}
+	}), c
+}
+
 // replaceEach replaces each match of re in s by f of the match's
 // submatches (g[0] the match; "" for a group that did not take part), as
 // found where the match stands. Matching the matched text again alone, as
@@ -1044,6 +1092,23 @@ func hasWord(s, w string) bool {
 	}
 }
 
+// isNumericPageLetters: a page of letters or a number joined to letters
+// (roman "xix–xxi", ACM's "2-es"), which citeproc-js counts as numeric
+// and pandoc does not, where the style tests is-numeric="page": the year
+// for "in press" (inPressAsYear), and the page label citefind prints
+// before such a page and pandoc leaves out (institut-francais-
+// darcheologie-orientale-en, ACM-CR records, set 10), taken out of c
+// where p has the page without it.
+func isNumericPageLetters(style, p, c string) (string, string) {
+	p, c = inPressAsYear(style, p, c)
+	if !styleUses(style, `is-numeric="page"`) {
+		return p, c
+	}
+	return p, asInOther(letterPageLabelRe, c, p, func(g []string) []string {
+		return []string{g[1], strings.ReplaceAll(g[1], "-", "–")}
+	})
+}
+
 // inPressAsYear takes pandoc's "in press" for the year citefind has at the
 // same place, in a style that prints the year only where the page
 // is-numeric and an item whose page is a number joined to letters (ACM's
@@ -1072,7 +1137,10 @@ var (
 	// letterPageRe: a page that is a number joined to letters by a
 	// hyphen or dash (2–es); yearStartRe: a year at the start.
 	letterPageRe = regexp.MustCompile(`\d[–-]\p{Ll}+\b`)
-	yearStartRe  = regexp.MustCompile(`^\d{4}\b`)
+	// letterPageLabelRe: a short page label before such a page or a page
+	// (range) in roman numerals.
+	letterPageLabelRe = regexp.MustCompile(`\bpp?\.[ \x{a0}]((?:[ivxlcdm]+(?:[–-][ivxlcdm]+)?|\d+[–-]\p{Ll}+)\b)`)
+	yearStartRe       = regexp.MustCompile(`^\d{4}\b`)
 )
 
 const (
@@ -1119,6 +1187,15 @@ var (
 	// ("In: In: ").
 	namePrefixRe = regexp.MustCompile(`<name [^>]*prefix="`)
 	nameSuffixRe = regexp.MustCompile(`<name [^>]*suffix="([^"]*)"`)
+	// unflippedRe: double quotes inside double quotes, with the
+	// punctuation citeproc-js moves inside both.
+	unflippedRe = regexp.MustCompile(`“([^“”]*)“([^“”]+?)([,.]?)””`)
+	// shortURLStyleRe: a style that prints the short form of URL.
+	shortURLStyleRe = regexp.MustCompile(`variable="URL"[^>]*form="short"|form="short"[^>]*variable="URL"`)
+	// literalGroupRe: a group of one literal text and nothing else.
+	literalGroupRe = regexp.MustCompile(`<group>\s*<text value="([^"]+)"\s*/>\s*</group>`)
+	// urlRe: a URL with a path (pandoc's, for url-short-form).
+	urlRe = regexp.MustCompile(`(https?://)((?:www\.)?[^\s/]+\.[^\s/]+)(/[^\s]*[^\s.,;)])`)
 	// emptyTermRe: a term the style defines empty.
 	emptyTermRe    = regexp.MustCompile(`<term name="[^"]+"[^>]*>\s*<single\s*/>\s*<multiple\s*/>\s*</term>`)
 	doubledLabelRe = regexp.MustCompile(`(\p{Lu}\p{Ll}{0,11}: )(\p{Lu}\p{Ll}{0,11}: )`)
@@ -1529,6 +1606,17 @@ var knownDiffs = []knownDiff{
 	// feminist-theory's "(n.d.)": a group of the original date and, in a
 	// cs:choose, a group of the term "no date" and the year suffix.
 	{"nested-group-suppression", onlyIn(noDateGroupRe, func(s string) string { return noDateRe.ReplaceAllString(s, "") })},
+	// A group of a literal alone in a macro whose variables are empty
+	// (annual-review-of-linguistics's "Work. Pap." of a manuscript, set
+	// 10): pandoc prints nothing of the macro, citeproc-js the literal.
+	{"nested-group-suppression", func(style, s string) string {
+		for _, m := range literalGroupRe.FindAllStringSubmatch(styleText(style), -1) {
+			if v := html.UnescapeString(m[1]); len(v) >= 3 {
+				s = strings.NewReplacer(". "+v, "", " "+v, "").Replace(s)
+			}
+		}
+		return s
+	}},
 	{"locale-term-preprint", func(_, s string) string { return strings.ReplaceAll(s, "Preprint at ", "at ") }},
 	// CSL 1.0.2 renamed the term "sub verbo" to "sub-verbo"; Debian's
 	// locales and citeproc-js have the new name, pandoc 2.17 knows only
@@ -1642,6 +1730,8 @@ var knownDiffs = []knownDiff{
 	{"given-name-nickname", nil},
 	{"lowercase-given-initials", nil},
 	{"non-letter-given-name", nil},
+	{"url-short-form", nil},
+	{"inner-quotes-not-flipped", nil},
 	{"title-case-inner-punctuation", func(_, s string) string {
 		return innerCapRe.ReplaceAllStringFunc(s, func(m string) string {
 			r := []rune(m)
@@ -1730,6 +1820,13 @@ var knownDiffs = []knownDiff{
 			// The label of an empty page: "multiplexing. Page in
 			// Proceedings", "2018, p." (the period is the layout's).
 			s = emptyPageLabelInRe.ReplaceAllString(s, " $1")
+			// "2017, p. ." where the label has the prefix ", " and the
+			// suffix " " (bursa-uludag-…-metinici-atif, an ACM-CR
+			// session record with an empty page, set 10): pandoc prints
+			// none of it.
+			if styleMatches(style, commaPageLabelRe) {
+				s = emptyPageLabelSpaceEndRe.ReplaceAllString(s, ".")
+			}
 			s = emptyPageLabelEndRe.ReplaceAllString(s, ",.")
 			s = emptyPageLabelMidRe.ReplaceAllString(s, ",")  // "2018, p. , doi:10.1145/…"
 			s = emptyPageLabelDashRe.ReplaceAllString(s, " ") // "2018. – p. New York"
@@ -1967,11 +2064,13 @@ var (
 // pageLabelRe: a cs:label of the page variable; emptyPageLabelInRe and
 // emptyPageLabelEndRe that label with no page after it.
 var (
-	pageLabelRe          = regexp.MustCompile(`<label\s[^>]*variable="page"`)
-	emptyPageLabelInRe   = regexp.MustCompile(`\. (?:Pages?|pp?\.) (in|In)\b`)
-	emptyPageLabelEndRe  = regexp.MustCompile(`, pp?\.$`)
-	emptyPageLabelMidRe  = regexp.MustCompile(`, pp?\. ?,`)
-	emptyPageLabelDashRe = regexp.MustCompile(` – pp?\. `)
+	pageLabelRe              = regexp.MustCompile(`<label\s[^>]*variable="page"`)
+	emptyPageLabelInRe       = regexp.MustCompile(`\. (?:Pages?|pp?\.) (in|In)\b`)
+	emptyPageLabelEndRe      = regexp.MustCompile(`, pp?\.$`)
+	emptyPageLabelSpaceEndRe = regexp.MustCompile(`, pp?\. ?\.?$`)
+	commaPageLabelRe         = regexp.MustCompile(`<label\s[^>]*prefix=", "[^>]*variable="page"|<label\s[^>]*variable="page"[^>]*prefix=", "`)
+	emptyPageLabelMidRe      = regexp.MustCompile(`, pp?\. ?,`)
+	emptyPageLabelDashRe     = regexp.MustCompile(` – pp?\. `)
 )
 
 // localizedMonthRe: the month of a numeric date before its year, as a
