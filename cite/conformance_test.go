@@ -700,12 +700,18 @@ var pairNorms = map[string]func(style, p, c string) (string, string){
 // (pandoc "Title, 303 U.S.") and are tried after this one.
 func emptyPrefixAsPandoc(_, p, c string) (string, string) {
 	c = asInOther(emptyPrefixRe, c, p, func(g []string) []string { return []string{g[1] + g[2]} })
-	return p, asInOther(suffixPrefixRe, c, p, func(g []string) []string { return []string{g[1] + g[2]} })
+	return p, asInOther(suffixPrefixRe, c, p, func(g []string) []string {
+		// pandoc keeps both; drops the period (the delimiter ". " of a
+		// group whose next element printed only its prefix: annual-
+		// review-of-linguistics "(CARS-2009). , pp. 423–24" → "(CARS-2009),
+		// pp. 423–24", set 10); or drops the prefix.
+		return []string{g[1] + g[2], strings.TrimSuffix(g[1], ".") + g[2], g[1] + " "}
+	})
 }
 
-// suffixPrefixRe: a word's suffix period, a space, and a prefix ", " or
-// "; " ("Zenodo. , mar").
-var suffixPrefixRe = regexp.MustCompile(`(\pL{2}\.) ([,;] )`)
+// suffixPrefixRe: a word's (a number's, a parenthesis's) suffix period, a
+// space, and a prefix ", " or "; " ("Zenodo. , mar", "(CARS-2009). , pp.").
+var suffixPrefixRe = regexp.MustCompile(`((?:\pL{2}|\d{2}|\))\.) ([,;] )`)
 
 // nestedSuffixAsPandoc writes in citefind's rendering c a period that
 // runs into the next word ("Test Data.Cambridge": a group's suffix "."
