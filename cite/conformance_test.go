@@ -1973,8 +1973,9 @@ var suffixAfterSep sync.Map
 
 // noPrintedFormRe is what citeproc-js prints for a cite of an item that
 // the style renders as nothing (and pandoc leaves empty), with the
-// citation's affixes around it: parentheses or brackets (acm-siggraph).
-var noPrintedFormRe = regexp.MustCompile(`^[(\[]?\[CSL STYLE ERROR: reference with no printed form\.\][)\]]?\.?$`)
+// citation's affixes around it: parentheses or brackets (acm-siggraph),
+// and the layout's suffix (a note's "," in ISTIC, set 10).
+var noPrintedFormRe = regexp.MustCompile(`^[(\[]?\[CSL STYLE ERROR: reference with no printed form\.\][)\]]?[.,;]?$`)
 
 // noteLeadingPunctRe is punctuation and a space that start a note: the
 // affix of an element whose predecessors in the layout printed nothing.

@@ -254,6 +254,30 @@ func TestMinimalStyleDifferences(t *testing.T) {
 		items:    []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"T","author":[{"given":"Dr. Wendy W.","family":"Tay"}]}`)},
 		pandoc:   map[string]string{"a": "DrWendy W Tay."},
 		citefind: map[string]string{"a": "Dr Wendy W Tay."},
+	}, {
+		// The tenth held-out set. CSL 1.0.2's term name "sub-verbo":
+		// pandoc 2.17 knows only "sub verbo".
+		name: "term sub-verbo", cause: "locale-term-sub-verbo",
+		layout:   `<group delimiter=" "><text term="sub-verbo" form="short"/><text variable="title" quotes="true"/></group>`,
+		items:    []json.RawMessage{json.RawMessage(`{"id":"a","type":"entry-dictionary","title":"Word"}`)},
+		pandoc:   map[string]string{"a": "“Word.”"},
+		citefind: map[string]string{"a": "S.v. “Word.”"},
+	}, {
+		// citeproc-js's short form of URL: cut after the host.
+		name: "short URL", cause: "url-short-form",
+		layout:   `<text variable="title" suffix=". "/><text variable="URL" form="short"/>`,
+		items:    []json.RawMessage{json.RawMessage(`{"id":"a","type":"webpage","title":"Page","URL":"https://example.org/posts/160"}`)},
+		pandoc:   map[string]string{"a": "Page. https://example.org/posts/160."},
+		citefind: map[string]string{"a": "Page. https://example.org."},
+	}, {
+		// A cs:name suffix with et al.: citeproc-js prints it after the
+		// et-al term too.
+		name: "name suffix and et al.", cause: "name-affixes-et-al",
+		bibAttrs: ` et-al-min="3" et-al-use-first="1"`,
+		layout:   `<names variable="author"><name suffix=","/></names><text variable="title" prefix=" "/>`,
+		items:    []json.RawMessage{json.RawMessage(`{"id":"a","type":"book","title":"T","author":[{"family":"Aa","given":"B"},{"family":"Cc","given":"D"},{"family":"Ee","given":"F"}]}`)},
+		pandoc:   map[string]string{"a": "B Aa, et al. T."},
+		citefind: map[string]string{"a": "B Aa, et al., T."},
 	}}
 	dir := t.TempDir()
 	for i, c := range cases {
