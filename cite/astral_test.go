@@ -35,15 +35,7 @@ func TestAstralCharacters(t *testing.T) {
 		json.RawMessage(`{"id":"tone","type":"book","title":"👍🏻 or 👎: emoji reactions, 👨‍👩‍👧 families and 🍕","author":[{"family":"𠮷田","given":"𠮷子"},{"family":"Doe","given":"𝒥ane"}],"publisher":"Example Press","publisher-place":"Berlin","issued":{"date-parts":[[2020]]}}`),
 		json.RawMessage(`{"id":"end","type":"webpage","title":"ending with an emoji 🍕","container-title":"🍕 blog","URL":"https://example.com/🍕","issued":{"date-parts":[[2022,1,2]]}}`),
 	}
-	var doc csl.Document
-	for _, raw := range items {
-		var m struct {
-			ID string `json:"id"`
-		}
-		require.NoError(t, json.Unmarshal(raw, &m))
-		doc.Items = append(doc.Items, csl.Item{ID: m.ID, JSON: raw})
-		doc.Citations = append(doc.Citations, csl.Citation{ID: "c" + m.ID, Items: []csl.CiteItem{{ID: m.ID}}})
-	}
+	doc := citeEach(t, items)
 	dir := t.TempDir()
 	names := []string{"apa", "ieee", "mla", "chicago", "harvard", "vancouver"}
 	for _, tc := range []string{"title", "capitalize-first", "capitalize-all", "sentence", "uppercase", "lowercase"} {

@@ -550,40 +550,37 @@ func TestResolveNoteStyle(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(text.Text, "Fusion.¹ Again;² both.³\n\nOwn.[^a]\n\n[^a]: As in Doe, Retrieval.\n\nNotes\n\n1. Smith, Fusion of rankings.\n\n2. Ibid.\n\n3. Doe, Retrieval; Smith, Fusion of rankings.\n\nBibliography\n\n"), text.Text)
 
+	// marks resolves src in the note style as text, whose start must be
+	// wantText, and as Markdown, which it returns after checking that
+	// resolving it again changes nothing and that Normalize gives src back.
+	marks := func(src, wantText string) string {
+		t.Helper()
+		txt, err := cite.Resolve(t.Context(), src, st, cite.Options{Engine: engine, Style: notes, Format: cite.Text})
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(txt.Text, wantText), txt.Text)
+		md, err := cite.Resolve(t.Context(), src, st, cite.Options{Engine: engine, Style: notes})
+		require.NoError(t, err)
+		again, err := cite.Resolve(t.Context(), md.Text, st, cite.Options{Engine: engine, Style: notes})
+		require.NoError(t, err)
+		assert.Equal(t, md.Text, again.Text, "idempotent")
+		norm, err := cite.Normalize(md.Text)
+		require.NoError(t, err)
+		assert.Equal(t, strings.TrimRight(src, "\n"), norm, "Normalize")
+		return md.Text
+	}
+
 	// A run of punctuation goes before the mark whole, and comes back out
 	// whole.
-	runs := "True [[cite:smith2020]]?! So [[cite:doe2022]]... Or [[cite:lee2019]]…\n"
-	rt, err := cite.Resolve(t.Context(), runs, st, cite.Options{Engine: engine, Style: notes, Format: cite.Text})
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(rt.Text, "True?!¹ So...² Or…³\n"), rt.Text)
-	rm, err := cite.Resolve(t.Context(), runs, st, cite.Options{Engine: engine, Style: notes})
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(rm.Text, "True<!--cite: smith2020-->?![^cite-1]<!--/cite--> So<!--cite: doe2022-->...[^cite-2]<!--/cite--> Or<!--cite: lee2019-->…[^cite-3]<!--/cite-->\n"), rm.Text)
-	again, err = cite.Resolve(t.Context(), rm.Text, st, cite.Options{Engine: engine, Style: notes})
-	require.NoError(t, err)
-	assert.Equal(t, rm.Text, again.Text, "idempotent")
-	ri, err := cite.Resolve(t.Context(), rm.Text, st, cite.Options{Engine: engine, Style: cite.IEEE, Format: cite.Text})
+	rm := marks("True [[cite:smith2020]]?! So [[cite:doe2022]]... Or [[cite:lee2019]]…\n", "True?!¹ So...² Or…³\n")
+	assert.True(t, strings.HasPrefix(rm, "True<!--cite: smith2020-->?![^cite-1]<!--/cite--> So<!--cite: doe2022-->...[^cite-2]<!--/cite--> Or<!--cite: lee2019-->…[^cite-3]<!--/cite-->\n"), rm)
+	ri, err := cite.Resolve(t.Context(), rm, st, cite.Options{Engine: engine, Style: cite.IEEE, Format: cite.Text})
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(ri.Text, "True [1]?! So [2]... Or [3]…\n"), ri.Text)
-	norm, err = cite.Normalize(rm.Text)
-	require.NoError(t, err)
-	assert.Equal(t, strings.TrimRight(runs, "\n"), norm)
 
 	// Two marks that only a space parts: the punctuation after the
 	// second stays after it ("So¹ ², then", not "So¹ ,² then"); each
 	// mark is a note of its own.
-	spaced := "So [[cite:smith2020]] [[cite:doe2022]], then [[cite:lee2019]] [[cite:smith2020]].\n"
-	st2, err := cite.Resolve(t.Context(), spaced, st, cite.Options{Engine: engine, Style: notes, Format: cite.Text})
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(st2.Text, "So¹ ², then³ ⁴.\n"), st2.Text)
-	sm, err := cite.Resolve(t.Context(), spaced, st, cite.Options{Engine: engine, Style: notes})
-	require.NoError(t, err)
-	again, err = cite.Resolve(t.Context(), sm.Text, st, cite.Options{Engine: engine, Style: notes})
-	require.NoError(t, err)
-	assert.Equal(t, sm.Text, again.Text, "idempotent")
-	norm, err = cite.Normalize(sm.Text)
-	require.NoError(t, err)
-	assert.Equal(t, strings.TrimRight(spaced, "\n"), norm)
+	marks("So [[cite:smith2020]] [[cite:doe2022]], then [[cite:lee2019]] [[cite:smith2020]].\n", "So¹ ², then³ ⁴.\n")
 
 	// A footnote label of the draft's own that citefind's notes also use
 	// is warned of, where it stands; citefind's own labels are not.

@@ -22,6 +22,20 @@ func citefindRenderItems(t *testing.T, stylePath string, items []json.RawMessage
 	eng := csl.New(csl.Options{Resolver: csl.DefaultResolver(func(string) string { return "" })})
 	st, err := eng.Style(stylePath)
 	require.NoError(t, err)
+	doc := citeEach(t, items)
+	out, err := eng.Render(t.Context(), st, doc)
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, e := range out.Entries {
+		got[e.ID] = normText(e.Text.Text())
+	}
+	return got
+}
+
+// citeEach is the document of items (CSL-JSON, each with its "id"),
+// each cited once, in order.
+func citeEach(t *testing.T, items []json.RawMessage) csl.Document {
+	t.Helper()
 	var doc csl.Document
 	for _, raw := range items {
 		var m struct {
@@ -31,13 +45,7 @@ func citefindRenderItems(t *testing.T, stylePath string, items []json.RawMessage
 		doc.Items = append(doc.Items, csl.Item{ID: m.ID, JSON: raw})
 		doc.Citations = append(doc.Citations, csl.Citation{ID: "c" + m.ID, Items: []csl.CiteItem{{ID: m.ID}}})
 	}
-	out, err := eng.Render(t.Context(), st, doc)
-	require.NoError(t, err)
-	got := map[string]string{}
-	for _, e := range out.Entries {
-		got[e.ID] = normText(e.Text.Text())
-	}
-	return got
+	return doc
 }
 
 // minimalStyle is a style in the locale (en-US when "") with the given
