@@ -27,6 +27,7 @@ import (
 	"github.com/citefind/citefind/cite/csl"
 	"github.com/citefind/citefind/corpus"
 	"github.com/citefind/citefind/internal/datadir"
+	"github.com/citefind/citefind/internal/editdist"
 )
 
 // conformanceStyles are the styles compared with pandoc's citeproc.
@@ -2451,9 +2452,9 @@ func explainWith(style, p, c string, withOneSided bool, guard int) []string {
 		np, nc := k.apply(style, p2, c2)
 		if guard != guardNone && (np != p2 || nc != c2) {
 			if dist < 0 {
-				dist = levenshtein([]rune(p2), []rune(c2))
+				dist = editdist.Levenshtein([]rune(p2), []rune(c2))
 			}
-			d := levenshtein([]rune(np), []rune(nc))
+			d := editdist.Levenshtein([]rune(np), []rune(nc))
 			if d > dist || guard == guardCloser && d == dist {
 				continue
 			}

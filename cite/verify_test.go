@@ -11,6 +11,7 @@ import (
 
 	"github.com/citefind/citefind/cite"
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/editdist"
 )
 
 // referenceSimilarity is QuoteSimilarity as first written: a Levenshtein
@@ -32,7 +33,7 @@ func referenceSimilarity(quote string, p corpus.Paper) float64 {
 				m := max(len(ra), len(rb))
 				s := 1.0
 				if m > 0 {
-					s = 1 - float64(levenshtein(ra, rb))/float64(m)
+					s = 1 - float64(editdist.Levenshtein(ra, rb))/float64(m)
 				}
 				best = max(best, s)
 				if i+size >= len(words) {
@@ -42,26 +43,6 @@ func referenceSimilarity(quote string, p corpus.Paper) float64 {
 		}
 	}
 	return best
-}
-
-func levenshtein(a, b []rune) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // TestQuoteSimilarityMatchesReference compares QuoteSimilarity with the

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/citefind/citefind/corpus"
+	"github.com/citefind/citefind/internal/editdist"
 	"github.com/citefind/citefind/internal/llm"
 	"github.com/citefind/citefind/rerank"
 )
@@ -23,30 +24,7 @@ func TitleSimilarity(a, b string) float64 {
 	if len(ra) == 0 || len(rb) == 0 {
 		return 0
 	}
-	return 1 - float64(levenshtein(ra, rb))/float64(max(len(ra), len(rb)))
-}
-
-// levenshtein is the edit distance of a and b, in O(|a|·|b|) time and
-// O(|b|) space.
-func levenshtein(a, b []rune) int {
-	row := make([]int, len(b)+1)
-	for j := range row {
-		row[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		diag := row[0]
-		row[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			next := min(row[j]+1, row[j-1]+1, diag+cost)
-			diag = row[j]
-			row[j] = next
-		}
-	}
-	return row[len(b)]
+	return 1 - float64(editdist.Levenshtein(ra, rb))/float64(max(len(ra), len(rb)))
 }
 
 // answer is what the model said, as parsed.

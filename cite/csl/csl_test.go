@@ -83,6 +83,9 @@ func TestResolverStyle(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "orphan.csl"), []byte(orphan), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken.csl"), []byte("<style>\n<info>\n</style>"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "html.csl"), []byte("<html></html>"), 0o644))
+	// Debian has a dependent style named "c" (MDPI's journal C): a name
+	// that only starts what was typed is no suggestion.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dependent", "c.csl"), []byte(dep), 0o644))
 	r := &csl.Resolver{StyleDirs: []string{dir}}
 
 	tests := []struct {
@@ -119,6 +122,9 @@ func TestResolverStyle(t *testing.T) {
 	}{
 		{"vancover", csl.ErrUnknownStyle, "did you mean vancouver"},
 		{"apaa", csl.ErrUnknownStyle, "did you mean apa"},
+		{"aap", csl.ErrUnknownStyle, "did you mean apa?"},               // two letters swapped
+		{"chicgo", csl.ErrUnknownStyle, "did you mean chicago?"},        // not "c, chicago"
+		{"chicago-author", csl.ErrUnknownStyle, "did you mean chicago"}, // went on past a name
 		{"", csl.ErrUnknownStyle, "unknown citation style"},
 		{"../etc/passwd", csl.ErrBadStyle, "no such file"},
 		{filepath.Join(dir, "broken.csl"), csl.ErrBadStyle, "broken.csl:3:"},

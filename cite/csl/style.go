@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/citefind/citefind/internal/editdist"
 )
 
 // Folders searched by DefaultResolver, after $CITEFIND_STYLES and the
@@ -479,7 +481,8 @@ func attr(t xml.StartElement, name string) string {
 }
 
 // near returns up to five style names close to name: those containing it
-// or contained in it, then the smallest edit distances.
+// or contained in it, then the smallest edit distances (a swap of two
+// adjacent letters counting one edit).
 func (r *Resolver) near(name string) []string {
 	var names []string
 	seen := map[string]bool{}
@@ -511,9 +514,12 @@ func (r *Resolver) near(name string) []string {
 	}
 	var cs []cand
 	for _, n := range names {
-		d := editDistance(name, n)
+		d := editdist.OSA([]rune(name), []rune(n))
 		switch {
-		case strings.HasPrefix(n, name) || strings.HasPrefix(name, n):
+		// A name the user began (natur → nature), or one the user went
+		// on past (apa-7th → apa); not a style's name of one or two
+		// letters that only starts what was typed (chicgo → c).
+		case strings.HasPrefix(n, name) || len(n) >= 3 && strings.HasPrefix(name, n):
 			d = min(d, 1+abs(len(n)-len(name))/8)
 		case strings.Contains(n, name):
 			d = min(d, 2+abs(len(n)-len(name))/8)
@@ -543,26 +549,4 @@ func abs(x int) int {
 		return -x
 	}
 	return x
-}
-
-// editDistance is the Levenshtein distance of two ASCII-ish names.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := 1
-			if ra[i-1] == rb[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
