@@ -59,7 +59,8 @@ demo-acm: build
 # (skipped with a message when ../shared/data is absent), the kill -9 tests
 # and the tests that skip under the race detector (one goroutine driving
 # goja, pandoc, regular expressions or analysers, which it slows tenfold)
-# without it. The Weaviate kill tests run last, alone: their 3-node cluster
+# without it, the slowest packages first (scripts/long-test-packages.sh).
+# The Weaviate kill tests run last, alone: their 3-node cluster
 # shares the 2 cores with nothing else (beside the other packages' long tests,
 # CI saw TestClusterKill fail once, 2026-11-27, in a step its output cut off).
 # test-deps installs what the tests need on a bare machine (pandoc and the CSL
@@ -69,7 +70,7 @@ LONG_TESTS := 'ACMCR|RealData|Kill|Conformance|TrainSelf|TrainSeveral|KnownDiffs
 test: test-deps citeproc
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 15m ./...
-	$(GO) test -timeout 20m -run $(LONG_TESTS) $$($(GO) list ./... | grep -v '/retrieve/weaviate$$')
+	pkgs=$$(GO=$(GO) bash scripts/long-test-packages.sh) && $(GO) test -timeout 20m -run $(LONG_TESTS) $$pkgs
 	$(GO) test -timeout 15m -run $(LONG_TESTS) ./retrieve/weaviate/
 
 test-deps:
