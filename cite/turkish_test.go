@@ -1,0 +1,92 @@
+package cite_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/citefind/citefind/cite/csl"
+)
+
+// TestTurkishCaseMapping renders Turkish and Azerbaijani items (the
+// item's language is what citeproc-js hands toLocaleUpperCase and
+// toLocaleLowerCase) beside English and German ones holding the same
+// letters, in a minimal style for each text-case value and in three
+// built-in styles, and requires the dotted and dotless i of each
+// language and, when node is installed, exactly what citeproc-js prints
+// on Node.js. goja ignored the locale: "istanbul" in a Turkish item came
+// out "ISTANBUL" in upper case, not "İSTANBUL", and "Istanbul" when
+// capitalised (cite/csl/jscase.go); five of the nine styles differed
+// from Node.js.
+func TestTurkishCaseMapping(t *testing.T) {
+	if raceEnabled {
+		t.Skip("one goroutine driving goja, which the race detector slows about tenfold: make test runs it without -race, in its second pass (LONG_TESTS)")
+	}
+	items := []json.RawMessage{
+		json.RawMessage(`{"id":"tr","type":"book","language":"tr","title":"istanbul'da ilk ıslak imza: Işık ve İnci","author":[{"family":"Işık","given":"İlker"}],"publisher":"İletişim","publisher-place":"İstanbul","issued":{"date-parts":[[2019]]}}`),
+		json.RawMessage(`{"id":"trTR","type":"article-journal","language":"tr-TR","title":"bilgi erişiminde istatistik","container-title":"bilişim dergisi","author":[{"family":"Yıldız","given":"Irmak"}],"volume":"4","page":"1-9","issued":{"date-parts":[[2021]]}}`),
+		json.RawMessage(`{"id":"az","type":"book","language":"az","title":"azərbaycan dili: ilk dərslik","author":[{"family":"İsmayılov","given":"İlham"}],"publisher":"Elm","issued":{"date-parts":[[2015]]}}`),
+		json.RawMessage(`{"id":"en","type":"book","language":"en","title":"istanbul in history: Işık and İnci","author":[{"family":"Smith","given":"Ian"}],"publisher":"Ink Press","issued":{"date-parts":[[2010]]}}`),
+		json.RawMessage(`{"id":"de","type":"book","language":"de","title":"istanbul in der geschichte","author":[{"family":"İnce","given":"Ida"}],"publisher":"Insel","issued":{"date-parts":[[2012]]}}`),
+	}
+	doc := citeEach(t, items)
+	dir := t.TempDir()
+	names := []string{"apa", "mla", "chicago"}
+	for _, tc := range []string{"uppercase", "lowercase", "title", "capitalize-first", "capitalize-all", "sentence"} {
+		p := filepath.Join(dir, "case-"+tc+".csl")
+		layout := fmt.Sprintf(`<names variable="author" text-case=%q/><text variable="title" text-case=%q prefix=" "/><text variable="publisher" text-case=%q prefix=" "/>`, tc, tc, tc)
+		require.NoError(t, os.WriteFile(p, []byte(minimalStyle("", "", "", layout)), 0o644))
+		names = append(names, p)
+	}
+	eng := csl.New(csl.Options{Resolver: csl.DefaultResolver(func(string) string { return "" })})
+	var sts, forNode []*csl.Style
+	for _, name := range names {
+		st, err := eng.Style(name)
+		require.NoError(t, err)
+		sts = append(sts, st)
+		c := *st
+		c.File = filepath.Join(dir, fmt.Sprintf("node-%d.csl", len(forNode)))
+		require.NoError(t, os.WriteFile(c.File, st.XML, 0o644))
+		forNode = append(forNode, &c)
+	}
+	r := csl.DefaultResolver(func(string) string { return "" })
+	nodeRes, nodeWhat := nodeRender(t, forNode, doc, r.LocaleDirs)
+	if nodeRes == nil {
+		t.Log("node is not installed (scripts/install-test-deps.sh installs nodejs): not compared with citeproc-js on Node.js")
+	}
+	// what each minimal style must print, per item
+	want := map[string]map[string][]string{
+		"case-uppercase.csl": {
+			"tr":   {"İSTANBUL’DA İLK ISLAK İMZA: IŞIK VE İNCİ", "İLETİŞİM"},
+			"trTR": {"BİLGİ ERİŞİMİNDE İSTATİSTİK"},
+			"az":   {"AZƏRBAYCAN DİLİ: İLK DƏRSLİK"},
+			"en":   {"ISTANBUL IN HISTORY: IŞIK AND İNCI", "INK PRESS"},
+			"de":   {"ISTANBUL IN DER GESCHICHTE", "INSEL"},
+		},
+		"case-lowercase.csl": {
+			"tr": {"istanbul’da ilk ıslak imza: ışık ve inci", "iletişim"},
+			"en": {"istanbul in history: işık and i̇nci", "ink press"},
+		},
+	}
+	for i, st := range sts {
+		name := filepath.Base(names[i])
+		t.Run(name, func(t *testing.T) {
+			out, err := eng.Render(t.Context(), st, doc)
+			require.NoError(t, err)
+			for _, e := range out.Entries {
+				for _, s := range want[name][e.ID] {
+					assert.Contains(t, string(e.Text), s, "entry %s", e.ID)
+				}
+			}
+			if nodeRes != nil {
+				_, _, _, _, diffs := compareNode(out, nodeRes[i])
+				assert.Empty(t, diffs, "citefind's rendering differs from citeproc-js's on %s", nodeWhat)
+			}
+		})
+	}
+}
