@@ -66,7 +66,7 @@ demo-acm: build
 # test-deps installs what the tests need on a bare machine (pandoc and the CSL
 # styles, for the citation-style conformance test, and chromium, for the
 # browser test of the web page).
-LONG_TESTS := 'ACMCR|RealData|Kill|Conformance|TrainSelf|TrainSeveral|KnownDiffs|MinimalStyleDifferences|LocaleCompareICU|CiteprocJSONIsParseXml|FastAnalyzeIsBleveEn|AstralCharacters|TurkishCaseMapping'
+LONG_TESTS := 'ACMCR|RealData|Kill|Conformance|TrainSelf|TrainSeveral|KnownDiffs|MinimalStyleDifferences|LocaleCompareICU|CiteprocJSONIsParseXml|FastAnalyzeIsBleveEn|AstralCharacters|LanguageCaseMapping|ICUCaseMapping'
 test: test-deps citeproc
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 15m ./...

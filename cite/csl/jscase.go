@@ -23,13 +23,15 @@ import (
 // function unchanged; with one, each run between lone surrogates does.
 //
 // toLocaleUpperCase and toLocaleLowerCase also follow their locale
-// argument where it asks for Turkish or Azerbaijani (i ↔ İ, ı ↔ I), as
-// V8 and SpiderMonkey do with ICU; goja ignores the argument. citeproc-js
-// passes the item's language first (CSL.toLocaleUpperCase, for
-// text-case), so a Turkish title in upper case gave "ISTANBUL" where
-// Zotero prints "İSTANBUL" (the CSL test suite's textcase_LocaleUnicode,
-// which citeproc-js passes on Node.js). See localeCaser for what is and
-// is not followed.
+// argument where it asks for a language with case rules of its own in
+// ICU — Turkish and Azerbaijani (i ↔ İ, ı ↔ I), Greek upper case (no
+// accents) and Lithuanian (the dot above i) — as V8 and SpiderMonkey do;
+// goja ignores the argument. citeproc-js passes the item's language
+// first (CSL.toLocaleUpperCase, for text-case and capitalisation), so a
+// Turkish title in upper case gave "ISTANBUL" where Zotero prints
+// "İSTANBUL" (the CSL test suite's textcase_LocaleUnicode, which
+// citeproc-js passes on Node.js), and a Greek one "ΙΣΤΟΡΊΑ" for
+// "ΙΣΤΟΡΙΑ". See requestedLanguage and icucase.go.
 func installCaseMapping(vm *goja.Runtime) {
 	proto := vm.Get("String").ToObject(vm).Get("prototype").ToObject(vm)
 	for _, name := range []string{"toUpperCase", "toLowerCase", "toLocaleUpperCase", "toLocaleLowerCase"} {
@@ -42,15 +44,41 @@ func installCaseMapping(vm *goja.Runtime) {
 				panic(vm.NewTypeError("String.prototype." + name + " called on null or undefined"))
 			}
 			s, _ := call.This.ToString().(goja.String)
-			var caser *cases.Caser
+			var mapping func(string) string // the language's own, instead of orig
+			var prepare func(string) string // the language's own, before orig
 			if strings.HasPrefix(name, "toLocale") {
-				caser = localeCaser(vm, call.Argument(0), name == "toLocaleUpperCase")
+				upper := name == "toLocaleUpperCase"
+				switch requestedLanguage(vm, call.Argument(0)) {
+				case "tr":
+					mapping = caser(language.Turkish, upper)
+				case "az":
+					mapping = caser(language.Azerbaijani, upper)
+				case "el":
+					if upper {
+						prepare = greekUpperPrepare
+					}
+				case "lt":
+					if upper {
+						prepare = lithuanianUpperPrepare
+					} else {
+						prepare = lithuanianLowerPrepare
+					}
+				}
 			}
 			if s == nil {
 				return mustCall(orig, call.This)
 			}
-			if caser != nil {
-				return keepLoneSurrogates(s, func(part goja.String) goja.Value { return vm.ToValue(caser.String(part.String())) })
+			switch {
+			case mapping != nil:
+				return keepLoneSurrogates(s, func(part goja.String) goja.Value { return vm.ToValue(mapping(part.String())) })
+			case prepare != nil:
+				return keepLoneSurrogates(s, func(part goja.String) goja.Value {
+					p := part.String()
+					if q := prepare(p); q != p {
+						return mustCall(orig, vm.ToValue(q))
+					}
+					return mustCall(orig, part)
+				})
 			}
 			return keepLoneSurrogates(s, func(part goja.String) goja.Value { return mustCall(orig, part) })
 		}
@@ -139,44 +167,40 @@ func wellFormedTag(tag string) (lang string, ok bool) {
 	return lang, true
 }
 
-// localeCaser returns the case mapping that String.prototype's
-// toLocaleUpperCase or toLocaleLowerCase (upper tells which) uses for
-// the locale argument arg, or nil for the default mapping. As in
-// ECMA-402 and V8, only the first requested locale counts, by its
-// language subtag; a string or array-like argument is read, undefined or
-// an empty list means the default, null is a TypeError and a tag that is
-// not well formed a RangeError (citeproc-js catches it and falls back to
-// toUpperCase, as it does in browsers). Turkish and Azerbaijani are
-// followed (golang.org/x/text/cases; every Latin I and i form, alone and
-// in words, checked against Node.js 20, ICU 78); Lithuanian (the dot kept
-// above a lower-case i before an accent) and Greek (accents dropped in
-// upper case), which ICU also applies, are not: x/text's mappings for
-// them differ from ICU's (in upper case 196 of 800 strings of one Greek
-// character, alone and between two alphas; Lithuanian 5 of 90), so they
-// keep the default mapping.
-func localeCaser(vm *goja.Runtime, arg goja.Value, upper bool) *cases.Caser {
+// requestedLanguage returns the language subtag, in lower case, of the
+// first locale that String.prototype's toLocaleUpperCase or
+// toLocaleLowerCase is asked for with arg, or "" for the default
+// mapping. As in ECMA-402 and V8, only the first requested locale counts,
+// by its language subtag; a string or array-like argument is read,
+// undefined or an empty list means the default, null is a TypeError and
+// a tag that is not well formed a RangeError (citeproc-js catches it and
+// falls back to toUpperCase, as it does in browsers). The languages with
+// a mapping of their own are those of ICU (V8's and SpiderMonkey's):
+// Turkish and Azerbaijani (i ↔ İ, ı ↔ I; golang.org/x/text/cases, which
+// maps them as ICU does), Greek upper case and Lithuanian (icucase.go).
+func requestedLanguage(vm *goja.Runtime, arg goja.Value) string {
 	var first goja.Value
 	switch a := arg.(type) {
 	case nil:
-		return nil
+		return ""
 	case *goja.Object:
 		// an array (citeproc-js passes one) or another array-like object
 		first = a.Get("0")
 		if first == nil || goja.IsUndefined(first) || goja.IsNull(first) {
 			if n := a.Get("length"); n == nil || n.ToInteger() <= 0 {
-				return nil // an empty list
+				return "" // an empty list
 			}
 			panic(vm.NewTypeError("Language ID should be string or object."))
 		}
 	default:
 		if goja.IsUndefined(arg) {
-			return nil
+			return ""
 		}
 		if goja.IsNull(arg) {
 			panic(vm.NewTypeError("Cannot convert undefined or null to object"))
 		}
 		if _, ok := arg.Export().(string); !ok {
-			return nil // a number or boolean: an empty list, as in V8
+			return "" // a number or boolean: an empty list, as in V8
 		}
 		first = arg
 	}
@@ -185,30 +209,17 @@ func localeCaser(vm *goja.Runtime, arg goja.Value, upper bool) *cases.Caser {
 		panic(newRangeError(vm, "Incorrect locale information provided"))
 	}
 	if len(lang) != 2 {
-		return nil
+		return ""
 	}
-	var tag language.Tag
-	switch lang[0] | 0x20 {
-	case 't':
-		if lang[1]|0x20 != 'r' {
-			return nil
-		}
-		tag = language.Turkish
-	case 'a':
-		if lang[1]|0x20 != 'z' {
-			return nil
-		}
-		tag = language.Azerbaijani
-	default:
-		return nil
-	}
-	var c cases.Caser
+	return strings.ToLower(lang)
+}
+
+// caser returns x/text's upper- or lower-case mapping for tag.
+func caser(tag language.Tag, upper bool) func(string) string {
 	if upper {
-		c = cases.Upper(tag)
-	} else {
-		c = cases.Lower(tag)
+		return cases.Upper(tag).String
 	}
-	return &c
+	return cases.Lower(tag).String
 }
 
 // newRangeError makes a JavaScript RangeError with message msg.
