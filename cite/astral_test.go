@@ -3,7 +3,6 @@ package cite_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/citefind/citefind/cite/csl"
 )
 
 // TestAstralCharacters renders items whose titles, container titles and
@@ -36,33 +33,13 @@ func TestAstralCharacters(t *testing.T) {
 		json.RawMessage(`{"id":"end","type":"webpage","title":"ending with an emoji 🍕","container-title":"🍕 blog","URL":"https://example.com/🍕","issued":{"date-parts":[[2022,1,2]]}}`),
 	}
 	doc := citeEach(t, items)
-	dir := t.TempDir()
-	names := []string{"apa", "ieee", "mla", "chicago", "harvard", "vancouver"}
-	for _, tc := range []string{"title", "capitalize-first", "capitalize-all", "sentence", "uppercase", "lowercase"} {
-		p := filepath.Join(dir, "case-"+tc+".csl")
-		layout := fmt.Sprintf(`<names variable="author"><name initialize-with=". "/></names><text variable="title" text-case=%q prefix=" "/><text variable="container-title" text-case=%q prefix=" "/>`, tc, tc)
-		require.NoError(t, os.WriteFile(p, []byte(minimalStyle("", "", "", layout)), 0o644))
-		names = append(names, p)
+	layout := func(tc string) string {
+		return fmt.Sprintf(`<names variable="author"><name initialize-with=". "/></names><text variable="title" text-case=%q prefix=" "/><text variable="container-title" text-case=%q prefix=" "/>`, tc, tc)
 	}
-	eng := csl.New(csl.Options{Resolver: csl.DefaultResolver(func(string) string { return "" })})
-	var sts, forNode []*csl.Style
-	for _, name := range names {
-		st, err := eng.Style(name)
-		require.NoError(t, err)
-		sts = append(sts, st)
-		// Node.js reads the style from a file: the built-in ones too.
-		c := *st
-		c.File = filepath.Join(dir, fmt.Sprintf("node-%d.csl", len(forNode)))
-		require.NoError(t, os.WriteFile(c.File, st.XML, 0o644))
-		forNode = append(forNode, &c)
-	}
+	eng, names, sts, nodeRes, nodeWhat := textCaseStyles(t, t.TempDir(), []string{"apa", "ieee", "mla", "chicago", "harvard", "vancouver"},
+		[]string{"title", "capitalize-first", "capitalize-all", "sentence", "uppercase", "lowercase"}, layout, doc)
 	// the characters of the titles, container titles and names
 	astral := []string{"🍕", "𝒜", "𝔽", "𝕜", "𝔸", "👍", "🏻", "👎", "👨", "👩", "👧", "𠮷", "𝒥"}
-	r := csl.DefaultResolver(func(string) string { return "" })
-	nodeRes, nodeWhat := nodeRender(t, forNode, doc, r.LocaleDirs)
-	if nodeRes == nil {
-		t.Log("node is not installed (scripts/install-test-deps.sh installs nodejs): not compared with citeproc-js on Node.js")
-	}
 	for i, st := range sts {
 		t.Run(filepath.Base(names[i]), func(t *testing.T) {
 			out, err := eng.Render(t.Context(), st, doc)

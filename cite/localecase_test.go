@@ -3,14 +3,11 @@ package cite_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/citefind/citefind/cite/csl"
 )
 
 // TestLanguageCaseMapping renders Turkish, Azerbaijani and Greek items
@@ -39,30 +36,11 @@ func TestLanguageCaseMapping(t *testing.T) {
 		json.RawMessage(`{"id":"enGreek","type":"book","language":"en","title":"Η ιστορία της Ελλάδας","author":[{"family":"Παπαδόπουλος","given":"Γεώργιος"}],"publisher":"Άλφα","issued":{"date-parts":[[2011]]}}`),
 	}
 	doc := citeEach(t, items)
-	dir := t.TempDir()
-	names := []string{"apa", "mla", "chicago"}
-	for _, tc := range []string{"uppercase", "lowercase", "title", "capitalize-first", "capitalize-all", "sentence"} {
-		p := filepath.Join(dir, "case-"+tc+".csl")
-		layout := fmt.Sprintf(`<names variable="author" text-case=%q/><text variable="title" text-case=%q prefix=" "/><text variable="publisher" text-case=%q prefix=" "/>`, tc, tc, tc)
-		require.NoError(t, os.WriteFile(p, []byte(minimalStyle("", "", "", layout)), 0o644))
-		names = append(names, p)
+	layout := func(tc string) string {
+		return fmt.Sprintf(`<names variable="author" text-case=%q/><text variable="title" text-case=%q prefix=" "/><text variable="publisher" text-case=%q prefix=" "/>`, tc, tc, tc)
 	}
-	eng := csl.New(csl.Options{Resolver: csl.DefaultResolver(func(string) string { return "" })})
-	var sts, forNode []*csl.Style
-	for _, name := range names {
-		st, err := eng.Style(name)
-		require.NoError(t, err)
-		sts = append(sts, st)
-		c := *st
-		c.File = filepath.Join(dir, fmt.Sprintf("node-%d.csl", len(forNode)))
-		require.NoError(t, os.WriteFile(c.File, st.XML, 0o644))
-		forNode = append(forNode, &c)
-	}
-	r := csl.DefaultResolver(func(string) string { return "" })
-	nodeRes, nodeWhat := nodeRender(t, forNode, doc, r.LocaleDirs)
-	if nodeRes == nil {
-		t.Log("node is not installed (scripts/install-test-deps.sh installs nodejs): not compared with citeproc-js on Node.js")
-	}
+	eng, names, sts, nodeRes, nodeWhat := textCaseStyles(t, t.TempDir(), []string{"apa", "mla", "chicago"},
+		[]string{"uppercase", "lowercase", "title", "capitalize-first", "capitalize-all", "sentence"}, layout, doc)
 	// what each minimal style must print, per item
 	want := map[string]map[string][]string{
 		"case-uppercase.csl": {

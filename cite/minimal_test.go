@@ -312,3 +312,37 @@ func TestMinimalStyleDifferences(t *testing.T) {
 		})
 	}
 }
+
+// textCaseStyles loads the named styles and, after them, a minimal style
+// (written to dir) for each text-case value tc whose layout is
+// layout(tc), and renders doc in all of them with citeproc-js on Node.js
+// (nodeRender; nil, "" without node, which it logs). It returns the
+// engine, the names (a minimal style's is its file), the styles and
+// Node.js's renderings.
+func textCaseStyles(t *testing.T, dir string, builtin, textCases []string, layout func(tc string) string, doc csl.Document) (*csl.Engine, []string, []*csl.Style, []nodeResult, string) {
+	t.Helper()
+	names := append([]string(nil), builtin...)
+	for _, tc := range textCases {
+		p := filepath.Join(dir, "case-"+tc+".csl")
+		require.NoError(t, os.WriteFile(p, []byte(minimalStyle("", "", "", layout(tc))), 0o644))
+		names = append(names, p)
+	}
+	r := csl.DefaultResolver(func(string) string { return "" })
+	eng := csl.New(csl.Options{Resolver: r})
+	var sts, forNode []*csl.Style
+	for _, name := range names {
+		st, err := eng.Style(name)
+		require.NoError(t, err)
+		sts = append(sts, st)
+		// Node.js reads the style from a file: the built-in ones too.
+		c := *st
+		c.File = filepath.Join(dir, fmt.Sprintf("node-%d.csl", len(forNode)))
+		require.NoError(t, os.WriteFile(c.File, st.XML, 0o644))
+		forNode = append(forNode, &c)
+	}
+	nodeRes, nodeWhat := nodeRender(t, forNode, doc, r.LocaleDirs)
+	if nodeRes == nil {
+		t.Log("node is not installed (scripts/install-test-deps.sh installs nodejs): not compared with citeproc-js on Node.js")
+	}
+	return eng, names, sts, nodeRes, nodeWhat
+}
