@@ -1,11 +1,7 @@
 package csl
 
 import (
-	"fmt"
-	"math/rand"
 	"testing"
-
-	"github.com/citefind/citefind/internal/nodejs"
 
 	"github.com/dop251/goja"
 	"github.com/stretchr/testify/assert"
@@ -105,80 +101,4 @@ func BenchmarkLocaleCaseMapping(b *testing.B) {
 			require.NoError(b, err)
 		})
 	}
-}
-
-// TestICUCaseMappingMatchesNode maps thousands of strings — Greek words
-// with and without accents, breathings, dialytika and iota subscripts,
-// Lithuanian i and j with accents above and below, Turkish and
-// Azerbaijani i, and generated strings of every Greek letter, those
-// diacritics, case-ignorable marks and spaces — with toLocaleUpperCase
-// and toLocaleLowerCase for each language that has its own mapping, and
-// requires exactly what V8 with ICU returns on Node.js. Skips without node
-// (scripts/install-test-deps.sh installs it).
-func TestICUCaseMappingMatchesNode(t *testing.T) {
-	if raceEnabled {
-		t.Skip("one goroutine driving goja, which the race detector slows about tenfold: make test runs it without -race, in its second pass (LONG_TESTS)")
-	}
-	if nodejs.Path() == "" {
-		t.Skip("node is not installed (scripts/install-test-deps.sh installs nodejs): the comparison with ICU needs it")
-	}
-	strs := []string{
-		"άυλος", "Μαΐου", "προϊόν", "ή", "Ή", "ή η", "Η ή", "ήταν", "ἀλήθεια", "ᾠδή", "ᾳ", "Ἀθῆναι",
-		"νεράιδα", "Αΐδης", "καΐκι", "ΐ", "ΰ", "ή\u0301", "η\u0301", "α\u0301υ", "α\u0301\u0308υ", "ά\u0345",
-		"Παπαδόπουλος", "Ελληνική Δημοκρατία", "ή'", "'ή", "ή·", "ήα", "αή", "ευχαριστώ", "ϓ ϔ ϐ ϑ ϕ ϖ ϰ ϱ ϲ ϳ ϵ",
-		"ᾼ ῌ ῼ ᾈ ᾯ ῤ ῥ Ῥ", "Ω\u2126", "ΐά", "άι", "άϊ", "όυ", "ό\u0308υ", "εΰ", "i\u0307", "i\u0323\u0307",
-		"j\u0307\u0301", "į\u0307", "I\u0301", "J\u0303", "Į\u0300", "Ì", "Í", "Ĩ", "I\u0323\u0301",
-		"I\u0323a\u0301", "Įa", "istanbul Işık İnci", "I\u0307", "i\u0307\u0307", "ɨ\u0307",
-	}
-	rng := rand.New(rand.NewSource(20261208))
-	var pool []rune
-	for c := rune(0x370); c <= 0x3FF; c++ {
-		pool = append(pool, c)
-	}
-	for c := rune(0x1F00); c <= 0x1FFF; c++ {
-		pool = append(pool, c)
-	}
-	pool = append(pool, []rune("\u0300\u0301\u0302\u0303\u0304\u0306\u0307\u0308\u0311\u0313\u0314\u0323\u0328\u0342\u0343\u0344\u0345\u0301\u0308\u0307  '’·:.\u00ad-1aIJĮÌÍĨijįɨіİı\u2126ʰ")...)
-	for range 30000 {
-		w := make([]rune, 1+rng.Intn(8))
-		for j := range w {
-			w[j] = pool[rng.Intn(len(pool))]
-		}
-		strs = append(strs, string(w))
-	}
-	ops := []string{"toUpperCase()", "toLowerCase()"}
-	for _, lang := range []string{"el", "lt", "tr", "az"} {
-		ops = append(ops, fmt.Sprintf("toLocaleUpperCase(%q)", lang), fmt.Sprintf("toLocaleLowerCase(%q)", lang))
-	}
-	script := `(function (strs, ops) { return strs.map(function (s) { return ops.map(function (op) { return eval("s." + op); }); }); })`
-	var icu [][]string
-	require.NoError(t, nodejs.Run(t.Context(), `let b = ""; process.stdin.on("data", d => b += d).on("end", () => { const a = JSON.parse(b); process.stdout.write(JSON.stringify((`+script+`)(a.strs, a.ops))); });`,
-		map[string]any{"strs": strs, "ops": ops}, &icu))
-	vm := newVM()
-	f, err := vm.RunString(script)
-	require.NoError(t, err)
-	call, _ := goja.AssertFunction(f)
-	v, err := call(nil, vm.ToValue(strs), vm.ToValue(ops))
-	require.NoError(t, err)
-	var got [][]string
-	require.NoError(t, vm.ExportTo(v, &got))
-	newer, differ := 0, map[string]int{}
-	var bad []string
-	for i, s := range strs {
-		if got[i][0] != icu[i][0] || got[i][1] != icu[i][1] {
-			newer++ // a character Go's Unicode tables do not case yet
-			continue
-		}
-		for k, op := range ops[2:] {
-			if got[i][k+2] != icu[i][k+2] {
-				differ[op]++
-				if len(bad) < 20 {
-					bad = append(bad, fmt.Sprintf("%q.%s: citefind %q, ICU %q", s, op, got[i][k+2], icu[i][k+2]))
-				}
-			}
-		}
-	}
-	assert.Empty(t, bad, "strings mapped otherwise than ICU (per method: %v; the first 20)", differ)
-	assert.Less(t, newer, len(strs)/100, "strings whose default mapping differs from Node.js's")
-	t.Logf("%d strings, %d methods; %d skipped (default mapping of a newer Unicode)", len(strs), len(ops), newer)
 }
